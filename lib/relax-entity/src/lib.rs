@@ -194,9 +194,7 @@ impl<K: EntityRef, V: Clone> std::ops::Index<K> for SecondaryMap<K, V> {
 
 impl<K: EntityRef + std::fmt::Debug, V: Clone + std::fmt::Debug> std::fmt::Debug for SecondaryMap<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map()
-            .entries(self.elems.iter().enumerate().map(|(i, v)| (K::new(i), v)))
-            .finish()
+        f.debug_map().entries(self.elems.iter().enumerate().map(|(i, v)| (K::new(i), v))).finish()
     }
 }
 
@@ -261,9 +259,7 @@ impl<K: EntityRef, V: Clone + Eq + Hash> std::ops::Index<K> for UniqueArena<K, V
     }
 }
 
-impl<K: EntityRef + std::fmt::Debug, V: Clone + Eq + Hash + std::fmt::Debug> std::fmt::Debug
-    for UniqueArena<K, V>
-{
+impl<K: EntityRef + std::fmt::Debug, V: Clone + Eq + Hash + std::fmt::Debug> std::fmt::Debug for UniqueArena<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }

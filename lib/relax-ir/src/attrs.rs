@@ -1,0 +1,138 @@
+//! Attribute values: function attributes, op attributes, loop and block annotations.
+//!
+//! Attributes are ordered `(key, value)` lists. Function attributes print with sorted keys;
+//! op attributes print in the op's declared order (see [`crate::op`]).
+
+use crate::dtype::DataType;
+
+/// One attribute value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AttrValue {
+    /// `None`.
+    None,
+    /// `True` / `False`.
+    Bool(bool),
+    /// A plain integer.
+    Int(i64),
+    /// A plain float (a double), printed like TIR floats.
+    Float(FloatBits),
+    /// A string.
+    Str(String),
+    /// A typed TIR integer literal, printed `T.int64(4)` (or bare for int32).
+    PrimInt(DataType, i64),
+    /// A typed TIR float literal, printed `T.float32(0.5)`.
+    PrimFloat(DataType, FloatBits),
+    /// A list `[a, b]`.
+    List(Vec<AttrValue>),
+    /// A dict `{"k": v}` (keys kept in order).
+    Dict(Vec<(String, AttrValue)>),
+    /// `T.target({...})` or `T.target("llvm")`.
+    Target(Box<AttrValue>),
+}
+
+/// An `f64` kept as its bits so that values can be hashed and compared exactly.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FloatBits(pub u64);
+
+impl FloatBits {
+    /// Wraps a double.
+    pub fn new(v: f64) -> FloatBits {
+        FloatBits(v.to_bits())
+    }
+    /// The double.
+    pub fn get(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+impl std::fmt::Debug for FloatBits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.get())
+    }
+}
+
+/// An ordered attribute list.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Attrs(pub Vec<(String, AttrValue)>);
+
+impl Attrs {
+    /// No attributes.
+    pub fn new() -> Attrs {
+        Attrs(Vec::new())
+    }
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&AttrValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+    /// Sets `key`, replacing an existing value in place or appending.
+    pub fn set(&mut self, key: &str, value: AttrValue) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key.to_string(), value)),
+        }
+    }
+    /// Removes `key`, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<AttrValue> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(i).1)
+    }
+    /// True when there are no attributes.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// `(key, value)` pairs in stored order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+    /// `(key, value)` pairs sorted by key (the printing order of function attributes).
+    pub fn sorted(&self) -> Vec<(&str, &AttrValue)> {
+        let mut v: Vec<_> = self.iter().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+}
+
+impl AttrValue {
+    /// The integer of `Int` or `PrimInt`.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            AttrValue::Int(v) | AttrValue::PrimInt(_, v) => Some(*v),
+            AttrValue::Bool(b) => Some(i64::from(*b)),
+            _ => None,
+        }
+    }
+    /// The boolean of `Bool` (or an integer 0/1 spelled as such).
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            AttrValue::Bool(b) => Some(*b),
+            AttrValue::Int(v) | AttrValue::PrimInt(_, v) => Some(*v != 0),
+            _ => None,
+        }
+    }
+    /// The string of `Str`.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            AttrValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The float of `Float`, `PrimFloat`, or an integer widened.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            AttrValue::Float(f) | AttrValue::PrimFloat(_, f) => Some(f.get()),
+            AttrValue::Int(v) | AttrValue::PrimInt(_, v) => Some(*v as f64),
+            _ => None,
+        }
+    }
+    /// The elements of `List`.
+    pub fn as_list(&self) -> Option<&[AttrValue]> {
+        match self {
+            AttrValue::List(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The integers of a list of integers.
+    pub fn as_int_list(&self) -> Option<Vec<i64>> {
+        self.as_list()?.iter().map(AttrValue::as_int).collect()
+    }
+}

@@ -1,0 +1,106 @@
+//! Diagnostics: the one error value every phase produces (lexer, parser, lowering,
+//! verifier, passes), rendered late by the driver with codespan-reporting.
+//!
+//! A diagnostic carries byte spans into the source text, never line numbers. IR built by a
+//! pass has no source span; such diagnostics are rendered against the printed text of the
+//! module (see the printer's span table).
+//!
+//! Messages are lowercase with no final period, in the form ``expected `X`, found `Y` ``,
+//! and name entities by their printed names.
+
+use crate::span::Span;
+
+/// How serious a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Processing failed.
+    Error,
+    /// Suspicious but accepted.
+    Warning,
+    /// Extra information attached to an earlier diagnostic.
+    Note,
+    /// An optimization remark.
+    Remark,
+}
+
+impl Severity {
+    /// The word printed in the header (`error`, `warning`, `note`, `remark`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+            Severity::Remark => "remark",
+        }
+    }
+}
+
+/// A message about a place in the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Severity.
+    pub severity: Severity,
+    /// The message.
+    pub message: String,
+    /// The primary location ([`Span::NONE`] when there is none).
+    pub span: Span,
+    /// The text under the primary caret (may be empty).
+    pub label: String,
+    /// Secondary locations with their labels.
+    pub secondary: Vec<(Span, String)>,
+    /// Notes printed after the snippet.
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error at `span`.
+    pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(Severity::Error, span, message)
+    }
+    /// A warning at `span`.
+    pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(Severity::Warning, span, message)
+    }
+    /// A remark at `span`.
+    pub fn remark(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(Severity::Remark, span, message)
+    }
+    /// A diagnostic of any severity.
+    pub fn new(severity: Severity, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity,
+            message: message.into(),
+            span,
+            label: String::new(),
+            secondary: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+    /// Sets the primary label.
+    pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = label.into();
+        self
+    }
+    /// Adds a secondary location.
+    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.secondary.push((span, label.into()));
+        self
+    }
+    /// Adds a note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+    /// True for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.severity.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for Diagnostic {}

@@ -1,0 +1,274 @@
+//! The operator table: one entry per Relax op, shared by the parser, the printer, type
+//! inference, the interpreter and legalization.
+//!
+//! An entry records the op's text name (`relax.nn.softmax` prints as `R.nn.softmax`) and
+//! its parameters in the order of TVM's Python signature. Each parameter is either a
+//! Relax **argument** (printed positionally) or an **attribute** (printed as a keyword,
+//! defaults included, in declaration order). The parser uses the kinds to accept the
+//! convenience spellings of hand-written text (`R.reshape(x, (3, 2))`,
+//! `R.strided_slice(x, axes=[1], begin=[0], end=[2])`, `R.expand_dims(x, 0)`) and to
+//! fill in defaults, so both spellings give the same call.
+//!
+//! Ops missing from the table are still accepted (see [`OpRef::Custom`]): their arguments
+//! and keywords are kept as written and their type comes from the binding's annotation.
+
+mod table;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::attrs::{AttrValue, FloatBits};
+
+pub use table::OPS;
+
+/// The index of an op in [`OPS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpId(pub u16);
+
+/// An op used as a callee.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OpRef {
+    /// An op of the table.
+    Known(OpId),
+    /// An op the table does not know, by full name (`relax.nn.conv2d`).
+    Custom(String),
+}
+
+impl OpRef {
+    /// The full name (`relax.add`).
+    pub fn name(&self) -> &str {
+        match self {
+            OpRef::Known(id) => id.def().name,
+            OpRef::Custom(n) => n,
+        }
+    }
+    /// The table entry of a known op.
+    pub fn def(&self) -> Option<&'static OpDef> {
+        match self {
+            OpRef::Known(id) => Some(id.def()),
+            OpRef::Custom(_) => None,
+        }
+    }
+}
+
+impl OpId {
+    /// The table entry.
+    pub fn def(self) -> &'static OpDef {
+        &OPS[usize::from(self.0)]
+    }
+    /// The full name.
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+}
+
+/// How a Relax argument may be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Any Relax expression (usually a tensor).
+    Expr,
+    /// A tuple of tensors; a Python list or tuple builds it (`R.concat([a, b])`).
+    TensorTuple,
+    /// A shape; a tuple or list of dims builds `R.shape([...])`.
+    Shape,
+    /// A scalar; a number or TIR expression builds `R.prim_value(...)`.
+    PrimValue,
+    /// A tuple of scalars; a list of numbers builds `(R.prim_value(a), ...)`.
+    PrimValueTuple,
+    /// A string; a Python string builds `R.str(...)`.
+    Str,
+    /// A dtype; a Python string builds `R.dtype(...)`.
+    DType,
+    /// Everything that follows, as written (variadic ops such as `R.call_pure_packed`).
+    Variadic,
+    /// A string stored as the op's first Relax arguments but written as the keyword
+    /// `format=R.str("...")` after the others (`R.print`, `R.assert_op`).
+    FormatStr,
+}
+
+/// How an attribute is written and normalised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrKind {
+    /// An integer.
+    Int,
+    /// An integer or `None`.
+    OptInt,
+    /// A list of integers; a single integer is wrapped (`axis=1` → `[1]`).
+    IntList,
+    /// A list of integers or `None`; a single integer is wrapped.
+    OptIntList,
+    /// An integer or a list of integers, kept as written (`indices_or_sections`).
+    IntOrIntList,
+    /// A double (`epsilon`).
+    Float,
+    /// A float32 TIR literal or `None` (`scale=T.float32(0.5)`).
+    OptPrimFloat,
+    /// A boolean.
+    Bool,
+    /// A string.
+    Str,
+    /// A string or `None`.
+    OptStr,
+    /// A dtype string; `None` and a missing value mean `"void"`.
+    DType,
+    /// Anything, kept as written.
+    Any,
+}
+
+/// A default value in the table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dflt {
+    /// No default: the attribute must be given.
+    Required,
+    /// `None`.
+    None,
+    /// An integer.
+    Int(i64),
+    /// A double.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A string (also dtypes).
+    Str(&'static str),
+    /// A list of integers.
+    IntList(&'static [i64]),
+}
+
+impl Dflt {
+    /// The attribute value of the default, or `None` when required.
+    pub fn value(self) -> Option<AttrValue> {
+        Some(match self {
+            Dflt::Required => return None,
+            Dflt::None => AttrValue::None,
+            Dflt::Int(v) => AttrValue::Int(v),
+            Dflt::Float(v) => AttrValue::Float(FloatBits::new(v)),
+            Dflt::Bool(b) => AttrValue::Bool(b),
+            Dflt::Str(s) => AttrValue::Str(s.to_string()),
+            Dflt::IntList(v) => AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect()),
+        })
+    }
+}
+
+/// What a parameter is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamRole {
+    /// A Relax argument; `optional` ones may be left out (`strides`, `bias`).
+    Arg {
+        /// How it may be written.
+        kind: ArgKind,
+        /// Whether it may be absent.
+        optional: bool,
+    },
+    /// An attribute.
+    Attr {
+        /// How it is written.
+        kind: AttrKind,
+        /// Its default.
+        default: Dflt,
+    },
+}
+
+/// One parameter of an op, in Python-signature order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Param {
+    /// The keyword name.
+    pub name: &'static str,
+    /// Argument or attribute.
+    pub role: ParamRole,
+}
+
+/// The coarse role of an op, for special handling by the parser and printer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpClass {
+    /// An ordinary computation.
+    Compute,
+    /// `call_tir`, `call_tir_inplace`, `call_tir_with_grad`, `call_dps_packed`: a callee,
+    /// a tuple of arguments and `out_sinfo`.
+    DpsCall,
+    /// `call_pure_packed`, `call_inplace_packed`, `call_builtin_with_ctx`: a packed function
+    /// and its arguments, typed by `sinfo_args`.
+    PackedCall,
+    /// Memory and VM ops.
+    Memory,
+    /// Effects: print, assert, kills.
+    Effect,
+}
+
+/// A table entry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpDef {
+    /// The full name, `relax.` + the text path after `R.`.
+    pub name: &'static str,
+    /// Parameters in Python-signature order.
+    pub params: &'static [Param],
+    /// The op's role.
+    pub class: OpClass,
+    /// False for ops with side effects (not allowed in dataflow blocks).
+    pub pure: bool,
+}
+
+impl OpDef {
+    /// The text spelling after `R.` (`nn.softmax`).
+    pub fn text_name(&self) -> &'static str {
+        self.name.strip_prefix("relax.").unwrap_or(self.name)
+    }
+    /// The Relax arguments, in order.
+    pub fn args(&self) -> impl Iterator<Item = &'static Param> + '_ {
+        self.params.iter().filter(|p| matches!(p.role, ParamRole::Arg { .. }))
+    }
+    /// The attributes, in printing order.
+    pub fn attrs(&self) -> impl Iterator<Item = &'static Param> + '_ {
+        self.params.iter().filter(|p| matches!(p.role, ParamRole::Attr { .. }))
+    }
+    /// The attribute parameter named `name`.
+    pub fn attr(&self, name: &str) -> Option<&'static Param> {
+        self.attrs().find(|p| p.name == name)
+    }
+    /// True when the op takes a variable number of Relax arguments.
+    pub fn is_variadic(&self) -> bool {
+        self.params.iter().any(|p| matches!(p.role, ParamRole::Arg { kind: ArgKind::Variadic, .. }))
+    }
+}
+
+/// Finds an op by full name (`relax.add`).
+pub fn lookup(name: &str) -> Option<OpId> {
+    static INDEX: OnceLock<HashMap<&'static str, OpId>> = OnceLock::new();
+    INDEX.get_or_init(|| OPS.iter().enumerate().map(|(i, d)| (d.name, OpId(i as u16))).collect()).get(name).copied()
+}
+
+/// An [`OpRef`] for a full name: known if in the table, custom otherwise.
+pub fn op_ref(name: &str) -> OpRef {
+    match lookup(name) {
+        Some(id) => OpRef::Known(id),
+        None => OpRef::Custom(name.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_prefixed() {
+        let mut seen = std::collections::HashSet::new();
+        for d in OPS {
+            assert!(d.name.starts_with("relax."), "{}", d.name);
+            assert!(seen.insert(d.name), "duplicate op {}", d.name);
+            let mut names = std::collections::HashSet::new();
+            for p in d.params {
+                assert!(names.insert(p.name), "duplicate param {} of {}", p.name, d.name);
+            }
+        }
+        assert_eq!(lookup("relax.nn.softmax").map(|id| id.name()), Some("relax.nn.softmax"));
+        assert!(lookup("relax.nope").is_none());
+    }
+
+    #[test]
+    fn required_attrs_have_no_default_value() {
+        let d = lookup("relax.astype").unwrap().def();
+        let p = d.attr("dtype").unwrap();
+        assert!(matches!(p.role, ParamRole::Attr { default: Dflt::Required, .. }));
+        let m = lookup("relax.matmul").unwrap().def();
+        assert_eq!(m.attrs().map(|p| p.name).collect::<Vec<_>>(), ["out_dtype"]);
+    }
+}

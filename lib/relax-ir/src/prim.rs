@@ -1,0 +1,229 @@
+//! TIR expressions (`PrimExpr`): the scalar language shared by Relax symbolic shapes and
+//! PrimFunc bodies.
+//!
+//! Nodes are interned in a function's [`crate::pool::Pool`], so two structurally equal
+//! expressions have the same handle. Building through the folding constructors in
+//! [`crate::prim_build`] reproduces TVM's operator semantics (dtype matching and eager
+//! constant folding); the `raw` constructor builds exactly the node asked for, as the
+//! explicit spellings `T.Add(a, b)` do.
+
+use crate::attrs::FloatBits;
+use crate::dtype::DataType;
+use crate::entities::{Buffer, PrimExpr, SymVar};
+
+/// A binary operator of TIR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BinOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b`: truncating for integers (`T.Div`), true division for floats.
+    Div,
+    /// C-style remainder (`T.truncmod`).
+    Mod,
+    /// `a // b`.
+    FloorDiv,
+    /// `a % b`.
+    FloorMod,
+    /// `T.min(a, b)`.
+    Min,
+    /// `T.max(a, b)`.
+    Max,
+    /// `a == b`.
+    Eq,
+    /// `a != b`.
+    Ne,
+    /// `a < b`.
+    Lt,
+    /// `a <= b`.
+    Le,
+    /// `a > b`.
+    Gt,
+    /// `a >= b`.
+    Ge,
+    /// `a and b`.
+    And,
+    /// `a or b`.
+    Or,
+}
+
+impl BinOp {
+    /// True for the six comparisons.
+    pub fn is_compare(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+    /// True for `and` / `or`.
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+    /// The name of TVM's node constructor (`T.Add`, `T.FloorDiv`, ...).
+    pub fn node_name(self) -> &'static str {
+        match self {
+            BinOp::Add => "Add",
+            BinOp::Sub => "Sub",
+            BinOp::Mul => "Mul",
+            BinOp::Div => "Div",
+            BinOp::Mod => "Mod",
+            BinOp::FloorDiv => "FloorDiv",
+            BinOp::FloorMod => "FloorMod",
+            BinOp::Min => "Min",
+            BinOp::Max => "Max",
+            BinOp::Eq => "EQ",
+            BinOp::Ne => "NE",
+            BinOp::Lt => "LT",
+            BinOp::Le => "LE",
+            BinOp::Gt => "GT",
+            BinOp::Ge => "GE",
+            BinOp::And => "And",
+            BinOp::Or => "Or",
+        }
+    }
+    /// The infix spelling, when the operator has one in the text format.
+    pub fn infix(self) -> Option<&'static str> {
+        Some(match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::FloorMod => "%",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Mod | BinOp::Min | BinOp::Max => return None,
+        })
+    }
+}
+
+/// The payload of a TIR expression.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PrimExprData {
+    /// An integer or bool constant. Unsigned 64-bit values are stored reinterpreted.
+    Int(DataType, i64),
+    /// A float constant, kept as a double whatever its dtype.
+    Float(DataType, FloatBits),
+    /// A string constant (lowered TIR, extern call names, assert messages).
+    Str(String),
+    /// A variable.
+    Var(SymVar),
+    /// `buffer[indices]`.
+    Load {
+        /// The loaded value's type (the buffer's dtype, or a vector of it).
+        dtype: DataType,
+        /// The buffer.
+        buffer: Buffer,
+        /// One index per buffer dim.
+        indices: Vec<PrimExpr>,
+    },
+    /// A binary operation.
+    Bin(BinOp, PrimExpr, PrimExpr),
+    /// Logical negation.
+    Not(PrimExpr),
+    /// `T.Cast("dtype", value)`.
+    Cast(DataType, PrimExpr),
+    /// `T.Select(cond, t, f)` (both sides evaluated).
+    Select(PrimExpr, PrimExpr, PrimExpr),
+    /// An intrinsic or extern call; `op` is TVM's op name, e.g. `tir.exp`,
+    /// `tir.if_then_else`, `tir.call_extern`.
+    Call {
+        /// The result type.
+        dtype: DataType,
+        /// The op name.
+        op: String,
+        /// The arguments.
+        args: Vec<PrimExpr>,
+    },
+    /// `T.Let(value, where={var: value})`: `body` with `var` bound.
+    Let {
+        /// The bound variable.
+        var: SymVar,
+        /// Its value.
+        value: PrimExpr,
+        /// The expression evaluated with `var` bound.
+        body: PrimExpr,
+    },
+    /// `T.Ramp(base, stride, lanes)`.
+    Ramp {
+        /// First lane.
+        base: PrimExpr,
+        /// Step between lanes.
+        stride: PrimExpr,
+        /// Number of lanes.
+        lanes: u16,
+    },
+    /// `T.Broadcast(value, lanes)`.
+    Broadcast {
+        /// The scalar.
+        value: PrimExpr,
+        /// Number of lanes.
+        lanes: u16,
+    },
+}
+
+/// A TIR variable.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SymVarData {
+    /// The name hint (printed, made unique by the printer).
+    pub name: String,
+    /// Its type (`int64` for shape dims, `handle` for buffer data and handle params).
+    pub dtype: DataType,
+    /// For handles: the element type and storage scope the pointer was declared with,
+    /// as in `T.handle("float32", "global")`.
+    pub pointer: Option<(DataType, String)>,
+}
+
+impl SymVarData {
+    /// A scalar variable.
+    pub fn new(name: impl Into<String>, dtype: DataType) -> SymVarData {
+        SymVarData { name: name.into(), dtype, pointer: None }
+    }
+}
+
+/// A half-open range `[min, min + extent)` (loop ranges, block iteration domains,
+/// buffer regions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Range {
+    /// First value.
+    pub min: PrimExpr,
+    /// Number of values.
+    pub extent: PrimExpr,
+}
+
+/// Wraps an integer result to the width of `dtype`, as TVM's constant folder does.
+pub fn wrap_int(dtype: DataType, v: i64) -> i64 {
+    let bits = u32::from(dtype.bits);
+    if dtype.is_bool() {
+        return i64::from(v != 0);
+    }
+    if bits >= 64 || bits == 0 {
+        return v;
+    }
+    let mask = (1i64 << bits) - 1;
+    let u = v & mask;
+    if dtype.is_uint() {
+        u
+    } else if u >> (bits - 1) != 0 {
+        u - (1i64 << bits)
+    } else {
+        u
+    }
+}
+
+/// Rounds a double to the precision of a float type (float32, float16, bfloat16), as a
+/// constant of that type holds it. Float64 and unknown widths are returned unchanged.
+pub fn round_to_dtype(dtype: DataType, v: f64) -> f64 {
+    match (dtype.code, dtype.bits) {
+        (crate::dtype::TypeCode::Float, 32) => f64::from(v as f32),
+        (crate::dtype::TypeCode::Float, 16) => crate::half::f16_round(v),
+        (crate::dtype::TypeCode::BFloat, 16) => crate::half::bf16_round(v),
+        _ => v,
+    }
+}

@@ -1,0 +1,4 @@
+//! placeholder
+pub mod ast;
+pub mod lexer;
+pub mod syntax;
