@@ -1,0 +1,381 @@
+//! Relax expressions: leaves, tuples, item access, constants, tensor operator sugar, and
+//! the flattening of nested calls into fresh bindings (A-normal form).
+
+use relax_ir::{Constant, ConstData, ConstPayload, DataType, Expr, ExprData, PrimExpr, Ty, TyData};
+
+use super::super::prim_expr::lower_prim;
+use super::super::{LResult, Reported};
+use super::{FuncCx, calls, infer};
+use crate::ast::{self, BinOp, CmpOp, ExprKind, UnaryOp};
+
+/// Lowers `e` to a leaf: a nested non-leaf value is bound to a fresh variable first.
+pub(crate) fn leaf(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Expr> {
+    let v = value(fx, e, None)?;
+    Ok(if fx.f.is_leaf(v) { v } else { fx.bind_fresh(v, e.span) })
+}
+
+/// What a name means in a Relax expression.
+pub(crate) enum NameRef {
+    /// A Relax variable.
+    Var(relax_ir::Var),
+    /// A module function.
+    Global(relax_ir::Global),
+    /// A symbolic variable (used as a value: `R.prim_value(n)`).
+    Sym(relax_ir::SymVar),
+}
+
+/// Resolves a bare name: Relax variables first, then symbolic variables, then module
+/// functions.
+pub(crate) fn resolve_name(fx: &mut FuncCx<'_, '_>, name: &str) -> Option<NameRef> {
+    if let Some(v) = fx.lookup_var(name) {
+        return Some(NameRef::Var(v));
+    }
+    if let Some(s) = fx.syms.get(name) {
+        return Some(NameRef::Sym(*s));
+    }
+    if let Some(g) = fx.cx.module.lookup(name) {
+        return Some(NameRef::Global(g));
+    }
+    if let Some(s) = fx.sym(name) {
+        return Some(NameRef::Sym(s));
+    }
+    fx.cx.global(name).map(NameRef::Global)
+}
+
+/// True when `e` is `cls.f` or `<ClassName>.f`; returns `f`.
+pub(crate) fn global_attr(e: &ast::Expr) -> Option<&str> {
+    let ExprKind::Attribute { value, attr } = &e.kind else { return None };
+    let base = value.as_name()?;
+    if base == "R" || base == "T" || base == "I" {
+        return None;
+    }
+    Some(attr.name.as_str())
+}
+
+/// Lowers a binding value; `ann` is the binding's annotation, if any.
+pub(crate) fn value(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, ann: Option<Ty>) -> LResult<Expr> {
+    match &e.kind {
+        ExprKind::Name(n) => match resolve_name(fx, n) {
+            Some(NameRef::Var(v)) => {
+                let ty = fx.f.vars[v].ty;
+                Ok(fx.add(ExprData::Var(v), Some(ty), e.span))
+            }
+            Some(NameRef::Global(g)) => Ok(global_ref(fx, g, e.span)),
+            Some(NameRef::Sym(s)) => {
+                let p = fx.f.pool.var_ref(s);
+                Ok(prim_value(fx, p, e.span))
+            }
+            None => Err(fx.d().error(e.span, format!("undefined variable `{n}`"))),
+        },
+        ExprKind::Attribute { .. } => {
+            if let Some(f) = global_attr(e) {
+                return match fx.cx.global(f) {
+                    Some(g) => Ok(global_ref(fx, g, e.span)),
+                    None => Err(fx.d().error(e.span, format!("module has no function `{f}`"))),
+                };
+            }
+            Err(fx.d().error(e.span, format!("expected a Relax value, found `{}`", e.dotted_name().unwrap_or_default())))
+        }
+        ExprKind::Int(_) | ExprKind::Unary { op: UnaryOp::Neg, .. } if e.as_signed_int().is_some() => {
+            let v = e.as_signed_int().unwrap_or_default();
+            let p = fx.f.pool.i64(v);
+            Ok(prim_value(fx, p, e.span))
+        }
+        ExprKind::Int(_) => Err(fx.d().error(e.span, "integer literal does not fit in int64")),
+        ExprKind::Float(_) | ExprKind::Bool(_) => {
+            let p = lower_prim(fx, e)?;
+            Ok(prim_value(fx, p, e.span))
+        }
+        ExprKind::Str(s) => {
+            let ty = fx.ty(TyData::Object);
+            Ok(fx.add(ExprData::Str(s.clone()), Some(ty), e.span))
+        }
+        ExprKind::Tuple { elts, .. } | ExprKind::List(elts) => tuple(fx, elts, e.span),
+        ExprKind::Subscript { value: base, index } => {
+            if let Some(c) = metadata_ref(fx, e)? {
+                return Ok(constant_expr(fx, c, ann, e.span));
+            }
+            let [idx] = index.as_slice() else {
+                return Err(fx.d().error(e.span, "a tuple is indexed with one integer"));
+            };
+            let Some(i) = idx.as_signed_int().and_then(|i| u32::try_from(i).ok()) else {
+                return Err(fx.d().error(idx.span, "a tuple index must be a non-negative integer"));
+            };
+            let t = leaf(fx, base)?;
+            let ty = infer::item_type(fx, t, i);
+            Ok(fx.add(ExprData::GetItem { tuple: t, index: i }, ty, e.span))
+        }
+        ExprKind::Call(call) => calls::lower_call(fx, e, call, ann),
+        ExprKind::Binary { .. } | ExprKind::Unary { .. } | ExprKind::Compare { .. } => {
+            if mentions_relax_var(fx, e) {
+                operator_sugar(fx, e)
+            } else {
+                let p = lower_prim(fx, e)?;
+                Ok(prim_value(fx, p, e.span))
+            }
+        }
+        _ => Err(fx.d().error(e.span, format!("expected a Relax value, found {}", e.describe()))),
+    }
+}
+
+fn global_ref(fx: &mut FuncCx<'_, '_>, g: relax_ir::Global, span: ast::Span) -> Expr {
+    let ty = infer::global_type(fx, g);
+    fx.add(ExprData::Global(g), ty, span)
+}
+
+/// `R.prim_value(p)` typed `R.Prim(value=p)`.
+pub(crate) fn prim_value(fx: &mut FuncCx<'_, '_>, p: PrimExpr, span: ast::Span) -> Expr {
+    let dtype = fx.f.pool.dtype(p);
+    let ty = fx.ty(TyData::Prim { dtype, value: Some(p) });
+    fx.add(ExprData::Prim(p), Some(ty), span)
+}
+
+/// A tuple of leaves.
+pub(crate) fn tuple(fx: &mut FuncCx<'_, '_>, elts: &[ast::Expr], span: ast::Span) -> LResult<Expr> {
+    let mut fields = Vec::with_capacity(elts.len());
+    for el in elts {
+        fields.push(leaf(fx, el)?);
+    }
+    let tys: Vec<Ty> = fields.iter().map(|&f| super::ty_or_object(fx, f)).collect();
+    let ty = fx.ty(TyData::Tuple(tys));
+    Ok(fx.add(ExprData::Tuple(fields), Some(ty), span))
+}
+
+fn mentions_relax_var(fx: &FuncCx<'_, '_>, e: &ast::Expr) -> bool {
+    match &e.kind {
+        ExprKind::Name(n) => fx.lookup_var(n).is_some(),
+        ExprKind::Binary { lhs, rhs, .. } => mentions_relax_var(fx, lhs) || mentions_relax_var(fx, rhs),
+        ExprKind::Unary { operand, .. } => mentions_relax_var(fx, operand),
+        ExprKind::Compare { first, rest } => {
+            mentions_relax_var(fx, first) || rest.iter().any(|(_, r)| mentions_relax_var(fx, r))
+        }
+        ExprKind::Call(_) | ExprKind::Subscript { .. } => true,
+        _ => false,
+    }
+}
+
+/// `a + b` on tensors means `R.add(a, b)` (hand-written input only; never printed).
+fn operator_sugar(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Expr> {
+    let (op, operands): (&str, Vec<&ast::Expr>) = match &e.kind {
+        ExprKind::Binary { op, lhs, rhs } => {
+            let name = match op {
+                BinOp::Add => "relax.add",
+                BinOp::Sub => "relax.subtract",
+                BinOp::Mul => "relax.multiply",
+                BinOp::Div => "relax.divide",
+                BinOp::FloorDiv => "relax.floor_divide",
+                BinOp::Mod => "relax.floor_mod",
+                BinOp::Pow => "relax.power",
+                BinOp::MatMul => "relax.matmul",
+                BinOp::BitAnd => "relax.bitwise_and",
+                BinOp::BitOr => "relax.bitwise_or",
+                BinOp::BitXor => "relax.bitwise_xor",
+                BinOp::LShift => "relax.left_shift",
+                BinOp::RShift => "relax.right_shift",
+            };
+            (name, vec![lhs, rhs])
+        }
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => ("relax.negative", vec![operand]),
+        ExprKind::Unary { op: UnaryOp::Not, operand } => ("relax.logical_not", vec![operand]),
+        ExprKind::Unary { op: UnaryOp::Invert, operand } => ("relax.bitwise_not", vec![operand]),
+        ExprKind::Unary { op: UnaryOp::Pos, operand } => return value(fx, operand, None),
+        ExprKind::Compare { first, rest } if rest.len() == 1 => {
+            let name = match rest[0].0 {
+                CmpOp::Eq => "relax.equal",
+                CmpOp::NotEq => "relax.not_equal",
+                CmpOp::Lt => "relax.less",
+                CmpOp::LtE => "relax.less_equal",
+                CmpOp::Gt => "relax.greater",
+                CmpOp::GtE => "relax.greater_equal",
+                other => return Err(fx.d().error(e.span, format!("operator `{other}` is not defined on tensors"))),
+            };
+            (name, vec![first, &rest[0].1])
+        }
+        _ => return Err(fx.d().error(e.span, "chained comparisons are not defined on tensors")),
+    };
+    let mut args = Vec::with_capacity(operands.len());
+    for o in operands {
+        args.push(leaf(fx, o)?);
+    }
+    calls::op_call(fx, relax_ir::op::op_ref(op), args, relax_ir::Attrs::new(), Vec::new(), e.span)
+}
+
+/// `metadata["key"][i]`: the constant it names, created on first reference.
+fn metadata_ref(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Option<Constant>> {
+    let ExprKind::Subscript { value: inner, index } = &e.kind else { return Ok(None) };
+    let ExprKind::Subscript { value: base, index: key } = &inner.kind else { return Ok(None) };
+    if base.as_name() != Some("metadata") {
+        return Ok(None);
+    }
+    let (Some(k), [i]) = (key.first().and_then(|k| k.as_str()), index.as_slice()) else {
+        return Err(fx.d().error(e.span, "expected `metadata[\"KEY\"][INDEX]`"));
+    };
+    let Some(i) = i.as_signed_int().and_then(|i| u32::try_from(i).ok()) else {
+        return Err(fx.d().error(e.span, "a metadata index must be a non-negative integer"));
+    };
+    // TVM HEAD spells the key `ir.GenericConst`; both name the same table.
+    let key = if k == "ir.GenericConst" { "relax.expr.Constant" } else { k };
+    if let Some(&c) = fx.cx.constants.get(&(key.to_string(), i)) {
+        return Ok(Some(c));
+    }
+    let data = fx.cx.metadata.get(key, i).cloned().or_else(|| fx.cx.metadata.get(k, i).cloned());
+    let data =
+        data.unwrap_or(ConstData { dtype: DataType::VOID, shape: None, payload: ConstPayload::Opaque });
+    let c = fx.cx.module.constants.push(data);
+    fx.cx.constants.insert((key.to_string(), i), c);
+    Ok(Some(c))
+}
+
+/// An expression for a constant: typed by its data, or by the annotation when opaque.
+pub(crate) fn constant_expr(fx: &mut FuncCx<'_, '_>, c: Constant, ann: Option<Ty>, span: ast::Span) -> Expr {
+    let data = fx.cx.module.constants[c].clone();
+    let ty = match (&data.payload, &data.shape) {
+        (ConstPayload::Data(_), Some(shape)) => {
+            let dims = shape.iter().map(|&d| fx.f.pool.i64(d)).collect();
+            Some(fx.ty(TyData::tensor(dims, data.dtype)))
+        }
+        _ => ann,
+    };
+    if let (Some(t), ConstPayload::Opaque) = (ty, &data.payload) {
+        // Remember what the annotation says about an opaque constant's dtype and shape.
+        let td = fx.f.pool.ty(t).clone();
+        if let TyData::Tensor { dtype, .. } = td {
+            let shape = td.dims().and_then(|d| d.iter().map(|&x| fx.f.pool.as_int(x)).collect::<Option<Vec<_>>>());
+            let cd = &mut fx.cx.module.constants[c];
+            if cd.dtype.is_void() {
+                cd.dtype = dtype;
+                cd.shape = shape;
+            }
+        }
+    }
+    fx.add(ExprData::Const(c), ty, span)
+}
+
+/// `R.const(value, dtype)`: a scalar, or a (nested) list of numbers.
+pub(crate) fn r_const(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) -> LResult<Expr> {
+    let Some(v) = call.args.first().or_else(|| call.keyword("value")) else {
+        return Err(fx.d().error(e.span, "`R.const` needs a value"));
+    };
+    let dtype_arg = call.args.get(1).or_else(|| call.keyword("dtype"));
+    let mut flat = Vec::new();
+    let mut shape = Vec::new();
+    flatten_numbers(fx, v, 0, &mut flat, &mut shape)?;
+    let dtype = match dtype_arg {
+        Some(d) => super::types::dtype_value(fx, d)?,
+        None => {
+            if flat.iter().all(|n| matches!(n, Num::Int(_))) {
+                DataType::INT32
+            } else if flat.iter().all(|n| matches!(n, Num::Bool(_))) {
+                DataType::BOOL
+            } else {
+                DataType::FLOAT32
+            }
+        }
+    };
+    if dtype.is_void() || dtype.is_handle() || dtype.lanes > 1 {
+        return Err(fx.d().error(e.span, format!("cannot make a constant of type `{dtype}`")));
+    }
+    let mut bytes = Vec::with_capacity(flat.len() * dtype.bytes() as usize);
+    for n in &flat {
+        encode(dtype, *n, &mut bytes);
+    }
+    let c = fx.cx.module.constants.push(ConstData { dtype, shape: Some(shape), payload: ConstPayload::Data(bytes) });
+    Ok(constant_expr(fx, c, None, e.span))
+}
+
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+fn flatten_numbers(
+    fx: &mut FuncCx<'_, '_>,
+    e: &ast::Expr,
+    depth: usize,
+    out: &mut Vec<Num>,
+    shape: &mut Vec<i64>,
+) -> LResult<()> {
+    if let Some(items) = e.as_sequence() {
+        if shape.len() == depth {
+            shape.push(items.len() as i64);
+        } else if shape.get(depth) != Some(&(items.len() as i64)) {
+            return Err(fx.d().error(e.span, "ragged nested lists cannot form a tensor"));
+        }
+        for i in items {
+            flatten_numbers(fx, i, depth + 1, out, shape)?;
+        }
+        return Ok(());
+    }
+    if shape.len() > depth {
+        return Err(fx.d().error(e.span, "ragged nested lists cannot form a tensor"));
+    }
+    let n = if let Some(i) = e.as_signed_int() {
+        Num::Int(i)
+    } else {
+        match &e.kind {
+            ExprKind::Float(f) => Num::Float(*f),
+            ExprKind::Bool(b) => Num::Bool(*b),
+            ExprKind::Unary { op: UnaryOp::Neg, operand } if matches!(operand.kind, ExprKind::Float(_)) => {
+                let ExprKind::Float(f) = operand.kind else { return Err(Reported) };
+                Num::Float(-f)
+            }
+            _ => return Err(fx.d().error(e.span, format!("expected a number, found {}", e.describe()))),
+        }
+    };
+    out.push(n);
+    Ok(())
+}
+
+fn encode(dtype: DataType, n: Num, out: &mut Vec<u8>) {
+    let f = match n {
+        Num::Int(i) => i as f64,
+        Num::Float(f) => f,
+        Num::Bool(b) => f64::from(u8::from(b)),
+    };
+    let i = match n {
+        Num::Int(i) => i,
+        Num::Float(f) => f as i64,
+        Num::Bool(b) => i64::from(b),
+    };
+    let bytes = dtype.bytes() as usize;
+    if dtype.is_float() {
+        match (dtype.code, dtype.bits) {
+            (relax_ir::TypeCode::Float, 64) => out.extend_from_slice(&f.to_le_bytes()),
+            (relax_ir::TypeCode::Float, 32) => out.extend_from_slice(&(f as f32).to_le_bytes()),
+            (relax_ir::TypeCode::Float, 16) => out.extend_from_slice(&f16_bits(f).to_le_bytes()),
+            (relax_ir::TypeCode::BFloat, 16) => {
+                let r = relax_ir::prim::round_to_dtype(dtype, f) as f32;
+                out.extend_from_slice(&((r.to_bits() >> 16) as u16).to_le_bytes());
+            }
+            _ => out.extend(std::iter::repeat_n(0u8, bytes)),
+        }
+    } else if dtype.is_bool() {
+        out.push(u8::from(i != 0));
+    } else {
+        out.extend_from_slice(&i.to_le_bytes()[..bytes.min(8)]);
+    }
+}
+
+/// The IEEE half-precision bits of `v` (rounded to nearest even).
+pub(crate) fn f16_bits(v: f64) -> u16 {
+    let r = relax_ir::prim::round_to_dtype(DataType::FLOAT16, v);
+    let sign: u16 = if r.is_sign_negative() { 0x8000 } else { 0 };
+    let a = r.abs();
+    if a.is_nan() {
+        return 0x7e00;
+    }
+    if a.is_infinite() {
+        return sign | 0x7c00;
+    }
+    if a == 0.0 {
+        return sign;
+    }
+    let e = a.log2().floor() as i32;
+    if e < -14 {
+        return sign | (a / 2f64.powi(-24)).round() as u16;
+    }
+    let mant = ((a / 2f64.powi(e) - 1.0) * 1024.0).round() as u16;
+    sign | (((e + 15) as u16) << 10) | mant
+}

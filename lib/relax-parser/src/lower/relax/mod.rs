@@ -1,0 +1,197 @@
+//! Lowering of Relax functions: signatures (phase 1) and bodies (phase 2).
+//!
+//! [`FuncCx`] holds the function being built and its scopes: one scope of symbolic
+//! variables for the whole function (local functions share it) and a stack of scopes of
+//! Relax variables. Bindings are collected into blocks as statements are read; nested
+//! calls are flattened into fresh bindings (`lv`, `lv1`, ...) so the body is in A-normal
+//! form.
+
+pub(crate) mod calls;
+pub(crate) mod exprs;
+pub(crate) mod infer;
+pub(crate) mod signature;
+pub(crate) mod stmts;
+pub(crate) mod types;
+
+use std::collections::{HashMap, HashSet};
+
+use relax_ir::{
+    Binding, BindingKind, BlockData, DataType, Expr, ExprData, Global, Pool, RelaxFunction, Span, SymVar, Ty, TyData,
+    Var,
+};
+
+use super::module::{Decorator, ModuleCx};
+use super::prim_expr::{PrimName, PrimScope};
+use super::Diags;
+use crate::ast;
+
+pub(crate) use signature::lower_signature;
+pub(crate) use stmts::lower_body;
+
+/// The block being filled.
+#[derive(Debug, Default)]
+pub(crate) struct OpenBlock {
+    /// True inside `with R.dataflow():`.
+    pub dataflow: bool,
+    /// Bindings so far.
+    pub bindings: Vec<Binding>,
+}
+
+/// State while lowering one Relax function.
+pub(crate) struct FuncCx<'a, 'd> {
+    /// Module-wide state.
+    pub cx: &'a mut ModuleCx<'d>,
+    /// The function being built.
+    pub f: &'a mut RelaxFunction,
+    /// Its global (`None` while the signature is read, before the global exists).
+    pub global: Option<Global>,
+    /// Symbolic variables by name.
+    pub syms: HashMap<String, SymVar>,
+    /// Relax variables by name, innermost scope last.
+    pub scopes: Vec<HashMap<String, Var>>,
+    /// The block being filled.
+    pub block: OpenBlock,
+    /// Finished blocks of the sequence being built.
+    pub blocks: Vec<relax_ir::Block>,
+    /// Names already used for variables of this function (for fresh names).
+    pub used_names: HashSet<String>,
+    /// Counter for `lv` names.
+    pub fresh: u32,
+}
+
+impl<'a, 'd> FuncCx<'a, 'd> {
+    /// A context over `f`.
+    pub fn new(cx: &'a mut ModuleCx<'d>, f: &'a mut RelaxFunction, global: Option<Global>) -> FuncCx<'a, 'd> {
+        let used_names = f.vars.values().map(|v| v.name.clone()).collect();
+        // Variables of the pool at this point are the signature's symbolic variables.
+        let syms = f.pool.vars.iter().map(|(v, d)| (d.name.clone(), v)).collect();
+        FuncCx {
+            cx,
+            f,
+            global,
+            syms,
+            scopes: vec![HashMap::new()],
+            block: OpenBlock::default(),
+            blocks: Vec::new(),
+            used_names,
+            fresh: 0,
+        }
+    }
+
+    /// Diagnostics.
+    pub fn d(&mut self) -> &mut Diags {
+        self.cx.diags
+    }
+
+    /// Interns a type.
+    pub fn ty(&mut self, t: TyData) -> Ty {
+        self.f.pool.intern_ty(t)
+    }
+
+    /// The Relax variable named `name`, innermost scope first.
+    pub fn lookup_var(&self, name: &str) -> Option<Var> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    /// Defines a Relax variable in the innermost scope.
+    pub fn define_var(&mut self, name: &str, ty: Ty, span: ast::Span) -> Var {
+        let v = self.f.add_var(name, ty, false);
+        self.f.spans.vars.set(v, super::sp(span));
+        self.used_names.insert(name.to_string());
+        self.scopes.last_mut().expect("a scope is always open").insert(name.to_string(), v);
+        v
+    }
+
+    /// A fresh name `base`, `base1`, `base2`, ... not used by this function.
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        loop {
+            let name = if self.fresh == 0 { base.to_string() } else { format!("{base}{}", self.fresh) };
+            self.fresh += 1;
+            if !self.used_names.contains(&name) {
+                return name;
+            }
+        }
+    }
+
+    /// Appends a binding to the open block.
+    pub fn emit(&mut self, var: Var, value: Expr, kind: BindingKind) {
+        self.block.bindings.push(Binding { var, value, kind });
+    }
+
+    /// Binds a non-leaf value to a fresh variable and returns a use of it.
+    pub fn bind_fresh(&mut self, value: Expr, span: ast::Span) -> Expr {
+        let ty = match self.f.ty_of(value) {
+            Some(t) => t,
+            None => self.ty(TyData::Object),
+        };
+        let name = self.fresh_name("lv");
+        let v = self.define_var(&name, ty, span);
+        self.emit(v, value, BindingKind::Value);
+        let e = self.f.use_var(v);
+        self.f.spans.exprs.set(e, super::sp(span));
+        e
+    }
+
+    /// Closes the open block (if it has bindings) into the list of finished blocks.
+    pub fn close_block(&mut self) {
+        let open = std::mem::take(&mut self.block);
+        if open.bindings.is_empty() && !open.dataflow {
+            return;
+        }
+        let b = self.f.blocks.push(BlockData { dataflow: open.dataflow, bindings: open.bindings });
+        self.blocks.push(b);
+    }
+
+    /// Adds an expression with its type and span.
+    pub fn add(&mut self, data: ExprData, ty: Option<Ty>, span: ast::Span) -> Expr {
+        let e = self.f.add_expr(data, ty);
+        self.f.spans.exprs.set(e, super::sp(span));
+        e
+    }
+
+    /// The symbolic variable `name`, created on demand for HEAD TypeVars.
+    pub fn sym(&mut self, name: &str) -> Option<SymVar> {
+        if let Some(&v) = self.syms.get(name) {
+            return Some(v);
+        }
+        if self.cx.dialect.is_typevar(name) {
+            let v = self.f.pool.new_var(name, DataType::INT64);
+            self.syms.insert(name.to_string(), v);
+            return Some(v);
+        }
+        None
+    }
+
+    /// A span in IR form.
+    pub fn span(&self, s: ast::Span) -> Span {
+        super::sp(s)
+    }
+}
+
+impl PrimScope for FuncCx<'_, '_> {
+    fn pool(&mut self) -> &mut Pool {
+        &mut self.f.pool
+    }
+    fn diags(&mut self) -> &mut Diags {
+        self.cx.diags
+    }
+    fn lookup(&mut self, name: &str) -> Option<PrimName> {
+        self.sym(name).map(PrimName::Var)
+    }
+    fn buffer_info(&self, _b: relax_ir::Buffer) -> (DataType, usize) {
+        (DataType::VOID, 0)
+    }
+}
+
+/// Lowering helpers shared by the submodules.
+pub(crate) fn function_decorator_attrs(name: &str, deco: &Decorator, attrs: &mut relax_ir::Attrs) {
+    super::module::decorator_attrs(name, deco, attrs);
+}
+
+/// The result type of an expression, or `R.Object` when unknown.
+pub(crate) fn ty_or_object(fx: &mut FuncCx<'_, '_>, e: Expr) -> Ty {
+    match fx.f.ty_of(e) {
+        Some(t) => t,
+        None => fx.ty(TyData::Object),
+    }
+}

@@ -1,0 +1,480 @@
+//! Statements of Relax function bodies: declarations, attributes, bindings, match casts,
+//! dataflow blocks, `if`, local functions and `return` (`text-format.md` §4.2).
+
+use std::collections::HashMap;
+
+use relax_ir::{BindingKind, DataType, Expr, ExprData, FunctionNode, Global, RelaxFunction, SeqExpr, Ty, TyData, Var};
+
+use super::super::attrs::{lower_attr_dict, normalize_func_attrs};
+use super::super::module::ModuleCx;
+use super::super::{LResult, Reported};
+use super::exprs::{leaf, value};
+use super::{FuncCx, OpenBlock, signature, types};
+use crate::ast::{self, ExprKind, StmtKind};
+
+/// Phase 2 of a Relax function: its body.
+pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, g: Global, def: &ast::FunctionDef, f: &mut RelaxFunction) -> LResult<()> {
+    let mut fx = FuncCx::new(cx, f, Some(g));
+    for &p in &fx.f.func.params.clone() {
+        let name = fx.f.vars[p].name.clone();
+        fx.scopes[0].insert(name, p);
+    }
+    let before = fx.cx.diags.list.len();
+    let seq = lower_seq(&mut fx, &def.body, Context::Function, def.name.span)?;
+    fx.f.func.body = seq.seq;
+    if def.returns.is_none() {
+        let body = fx.f.func.body.body;
+        fx.f.func.ret = super::ty_or_object(&mut fx, body);
+    }
+    if fx.cx.diags.list.len() > before { Err(Reported) } else { Ok(()) }
+}
+
+/// Where a statement list is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    /// A function body: ends with `return`.
+    Function,
+    /// An `if` branch: ends by assigning the result variable.
+    Branch(&'static str),
+}
+
+/// A lowered statement list.
+struct Seq {
+    seq: SeqExpr,
+    /// For branches: the result name, its annotation, and the last statement's span.
+    result: Option<(String, Option<Ty>, ast::Span)>,
+}
+
+fn lower_seq(fx: &mut FuncCx<'_, '_>, stmts: &[ast::Stmt], cxk: Context, end: ast::Span) -> LResult<Seq> {
+    let outer_block = std::mem::take(&mut fx.block);
+    let outer_blocks = std::mem::take(&mut fx.blocks);
+    let r = lower_seq_inner(fx, stmts, cxk, end);
+    fx.block = outer_block;
+    fx.blocks = outer_blocks;
+    r
+}
+
+fn lower_seq_inner(fx: &mut FuncCx<'_, '_>, stmts: &[ast::Stmt], cxk: Context, end: ast::Span) -> LResult<Seq> {
+    let mut body: Option<Expr> = None;
+    let mut result = None;
+    let mut failed = false;
+    for (i, stmt) in stmts.iter().enumerate() {
+        if fx.cx.diags.full() {
+            return Err(Reported);
+        }
+        let last = i + 1 == stmts.len();
+        if body.is_some() {
+            fx.d().error(stmt.span, "statement after `return`");
+            return Err(Reported);
+        }
+        let r = match (&stmt.kind, cxk) {
+            (StmtKind::Return(v), Context::Function) => match v {
+                Some(e) => {
+                    let b = leaf(fx, e)?;
+                    body = Some(b);
+                    Ok(())
+                }
+                None => Err(fx.d().error(stmt.span, "a Relax function must return a value")),
+            },
+            (StmtKind::Return(_), Context::Branch(_)) => {
+                Err(fx.d().error(stmt.span, "`return` inside `if` is not supported; assign the result instead"))
+            }
+            (StmtKind::Assign { targets, annotation, value: v }, Context::Branch(which)) if last => {
+                branch_result(fx, stmt, targets, annotation.as_ref(), v, which).map(|(b, r)| {
+                    body = Some(b);
+                    result = Some(r);
+                })
+            }
+            _ => lower_stmt(fx, stmt, cxk == Context::Function),
+        };
+        failed |= r.is_err();
+    }
+    fx.close_block();
+    let Some(body) = body else {
+        if failed {
+            return Err(Reported);
+        }
+        let msg = match cxk {
+            Context::Function => "function has no `return`",
+            Context::Branch(_) => "each branch of `if` must end by assigning the result variable",
+        };
+        return Err(fx.d().error(end, msg));
+    };
+    if failed {
+        return Err(Reported);
+    }
+    Ok(Seq { seq: SeqExpr { blocks: std::mem::take(&mut fx.blocks), body }, result })
+}
+
+/// The last statement of an `if` branch: `y = value`; a non-leaf value is bound to
+/// `y_then` / `y_else` first, as TVM does.
+fn branch_result(
+    fx: &mut FuncCx<'_, '_>,
+    stmt: &ast::Stmt,
+    targets: &[ast::Expr],
+    annotation: Option<&ast::Expr>,
+    v: &ast::Expr,
+    which: &str,
+) -> LResult<(Expr, (String, Option<Ty>, ast::Span))> {
+    let [target] = targets else {
+        return Err(fx.d().error(stmt.span, "the result of an `if` branch is assigned to one name"));
+    };
+    let Some(name) = target.as_name() else {
+        return Err(fx.d().error(target.span, "the result of an `if` branch is assigned to a name"));
+    };
+    let ann = match annotation {
+        Some(a) => Some(types::lower_type(fx, a, false)?),
+        None => None,
+    };
+    let val = value(fx, v, ann)?;
+    let body = if fx.f.is_leaf(val) {
+        val
+    } else {
+        let ty = fx.f.ty_of(val).or(ann).unwrap_or_else(|| fx.ty(TyData::Object));
+        let var = fx.define_var(&format!("{name}_{which}"), ty, stmt.span);
+        fx.emit(var, val, BindingKind::Value);
+        fx.f.use_var(var)
+    };
+    Ok((body, (name.to_string(), ann, stmt.span)))
+}
+
+fn lower_stmt(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, top: bool) -> LResult<()> {
+    match &stmt.kind {
+        StmtKind::Pass => Ok(()),
+        StmtKind::Assign { targets, annotation, value: v } => {
+            if annotation.is_none() && declare(fx, stmt)? {
+                return Ok(());
+            }
+            if annotation.is_none() && is_cls_alias(fx, targets, v) {
+                return Ok(());
+            }
+            binding(fx, stmt, targets, annotation.as_ref(), v)
+        }
+        StmtKind::Expr(e) => {
+            if let Some((call, name)) = e.as_dotted_call() {
+                match name.as_str() {
+                    "R.func_attr" => {
+                        if !top {
+                            return Err(fx.d().error(e.span, "`R.func_attr` belongs at the top of a function"));
+                        }
+                        let [arg] = call.args.as_slice() else {
+                            return Err(fx.d().error(e.span, "`R.func_attr` takes one dict"));
+                        };
+                        let mut attrs = lower_attr_dict(fx.cx.diags, arg)?;
+                        normalize_func_attrs(&mut attrs);
+                        for (k, v) in attrs.0 {
+                            fx.f.func.attrs.set(&k, v);
+                        }
+                        return Ok(());
+                    }
+                    "R.output" => return Err(fx.d().error(e.span, "`R.output` belongs at the end of a dataflow block")),
+                    _ => {}
+                }
+            }
+            expression_statement(fx, stmt, e)
+        }
+        StmtKind::With { item, target: None, body } if item.as_dotted_call().is_some_and(|(_, n)| n == "R.dataflow") => {
+            dataflow(fx, stmt, body)
+        }
+        StmtKind::If { cond, then_body, else_body } => if_stmt(fx, stmt, cond, then_body, else_body.as_deref()),
+        StmtKind::FunctionDef(def) => local_function(fx, stmt, def),
+        _ => Err(fx.d().error(stmt.span, "unexpected statement in a Relax function")),
+    }
+}
+
+/// `n = T.int64()` / `m, n = T.int64(), T.int64()`: declares symbolic variables.
+fn declare(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt) -> LResult<bool> {
+    let decls = signature::body_declarations(std::slice::from_ref(stmt));
+    if decls.is_empty() {
+        return Ok(false);
+    }
+    for (name, dtype, span) in decls {
+        match fx.syms.get(name) {
+            Some(&v) => {
+                let have = fx.f.pool.vars[v].dtype;
+                if have != dtype {
+                    return Err(fx.d().error(span, format!("`{name}` is declared `{dtype}` but the signature uses it as `{have}`")));
+                }
+            }
+            None => {
+                let v = fx.f.pool.new_var(name, dtype);
+                fx.syms.insert(name.to_string(), v);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// `cls = Module`.
+fn is_cls_alias(fx: &FuncCx<'_, '_>, targets: &[ast::Expr], v: &ast::Expr) -> bool {
+    let [t] = targets else { return false };
+    t.as_name() == Some("cls") && v.as_name().is_some() && fx.lookup_var("cls").is_none()
+}
+
+fn binding(
+    fx: &mut FuncCx<'_, '_>,
+    stmt: &ast::Stmt,
+    targets: &[ast::Expr],
+    annotation: Option<&ast::Expr>,
+    v: &ast::Expr,
+) -> LResult<()> {
+    let [target] = targets else {
+        return Err(fx.d().error(stmt.span, "a Relax binding has one target; unpack tuples with `t[i]`"));
+    };
+    let Some(name) = target.as_name() else {
+        return Err(fx.d().error(target.span, format!("expected a variable name, found {}", target.describe())));
+    };
+    let r = binding_value(fx, annotation, v);
+    let (val, ty, kind) = match r {
+        Ok(x) => x,
+        Err(rep) => {
+            // Define the name anyway so later uses do not cascade into more errors.
+            let obj = fx.ty(TyData::Object);
+            fx.define_var(name, obj, stmt.span);
+            return Err(rep);
+        }
+    };
+    let var = fx.define_var(name, ty, stmt.span);
+    fx.emit(var, val, kind);
+    Ok(())
+}
+
+/// The value, variable type and kind of a binding.
+fn binding_value(
+    fx: &mut FuncCx<'_, '_>,
+    annotation: Option<&ast::Expr>,
+    v: &ast::Expr,
+) -> LResult<(Expr, Ty, BindingKind)> {
+    let ann = match annotation {
+        Some(a) => Some(types::lower_type(fx, a, false)?),
+        None => None,
+    };
+    if let Some((call, name)) = v.as_dotted_call()
+        && name == "R.match_cast"
+    {
+        let (Some(src), Some(t)) = (call.args.first().or_else(|| call.keyword("value")), call.args.get(1).or_else(|| call.keyword("struct_info"))) else {
+            return Err(fx.d().error(v.span, "`R.match_cast` takes a value and a type"));
+        };
+        let src = leaf(fx, src)?;
+        let cast = types::lower_type(fx, t, false)?;
+        return Ok((src, ann.unwrap_or(cast), BindingKind::MatchCast(cast)));
+    }
+    let val = value(fx, v, ann)?;
+    let ty = match ann {
+        Some(a) => a,
+        None => super::ty_or_object(fx, val),
+    };
+    Ok((val, ty, BindingKind::Value))
+}
+
+fn expression_statement(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, e: &ast::Expr) -> LResult<()> {
+    let val = value(fx, e, None)?;
+    let ty = match fx.f.ty_of(val) {
+        Some(t) => t,
+        None => {
+            // An unresolved callee or an op without a known type: an effect.
+            let void = fx.ty(TyData::void());
+            fx.f.expr_ty.set(val, Some(void));
+            void
+        }
+    };
+    let name = if fx.f.pool.ty(ty).is_void() { "_".to_string() } else { fx.fresh_name("lv") };
+    let var = fx.define_var(&name, ty, stmt.span);
+    fx.emit(var, val, BindingKind::Value);
+    Ok(())
+}
+
+fn dataflow(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, body: &[ast::Stmt]) -> LResult<()> {
+    if fx.block.dataflow {
+        return Err(fx.d().error(stmt.span, "dataflow blocks cannot be nested"));
+    }
+    fx.close_block();
+    fx.block = OpenBlock { dataflow: true, bindings: Vec::new() };
+    fx.scopes.push(HashMap::new());
+    let mut outputs: Option<Vec<(String, ast::Span)>> = None;
+    let mut failed = false;
+    for (i, s) in body.iter().enumerate() {
+        if let StmtKind::Expr(e) = &s.kind
+            && let Some((call, name)) = e.as_dotted_call()
+            && name == "R.output"
+        {
+            if i + 1 != body.len() {
+                fx.d().error(s.span, "`R.output` must be the last statement of a dataflow block");
+                failed = true;
+            }
+            let mut names = Vec::new();
+            for a in &call.args {
+                match a.as_name() {
+                    Some(n) => names.push((n.to_string(), a.span)),
+                    None => {
+                        fx.d().error(a.span, "`R.output` lists variable names");
+                        failed = true;
+                    }
+                }
+            }
+            outputs = Some(names);
+            continue;
+        }
+        let r = match &s.kind {
+            StmtKind::If { .. } => Err(fx.d().error(s.span, "dataflow blocks cannot contain `if`")),
+            StmtKind::With { .. } => Err(fx.d().error(s.span, "dataflow blocks cannot be nested")),
+            StmtKind::Return(_) => Err(fx.d().error(s.span, "`return` inside a dataflow block")),
+            _ => lower_stmt(fx, s, false),
+        };
+        failed |= r.is_err();
+    }
+    let scope = fx.scopes.pop().unwrap_or_default();
+    let mut outs: Vec<Var> = Vec::new();
+    for (n, span) in outputs.unwrap_or_default() {
+        match scope.get(&n) {
+            Some(&v) => outs.push(v),
+            None => {
+                fx.d().error(span, format!("`{n}` is not defined in this dataflow block"));
+                failed = true;
+            }
+        }
+    }
+    // Every variable bound in the block that is not an output is a dataflow variable.
+    for b in &fx.block.bindings {
+        if !outs.contains(&b.var) {
+            fx.f.vars[b.var].dataflow = true;
+        }
+    }
+    for v in outs {
+        let name = fx.f.vars[v].name.clone();
+        fx.scopes.last_mut().expect("a scope is always open").insert(name, v);
+    }
+    let block = std::mem::take(&mut fx.block);
+    if !block.bindings.is_empty() {
+        let b = fx.f.blocks.push(relax_ir::BlockData { dataflow: true, bindings: block.bindings });
+        fx.f.spans.blocks.set(b, fx.span(stmt.span));
+        fx.blocks.push(b);
+    }
+    if failed { Err(Reported) } else { Ok(()) }
+}
+
+fn if_stmt(
+    fx: &mut FuncCx<'_, '_>,
+    stmt: &ast::Stmt,
+    cond: &ast::Expr,
+    then_body: &[ast::Stmt],
+    else_body: Option<&[ast::Stmt]>,
+) -> LResult<()> {
+    let Some(else_body) = else_body else {
+        return Err(fx.d().error(stmt.span, "`if` in a Relax function needs an `else` branch"));
+    };
+    let c = leaf(fx, cond)?;
+    fx.scopes.push(HashMap::new());
+    let then_seq = lower_seq(fx, then_body, Context::Branch("then"), stmt.span);
+    fx.scopes.pop();
+    fx.scopes.push(HashMap::new());
+    let else_seq = lower_seq(fx, else_body, Context::Branch("else"), stmt.span);
+    fx.scopes.pop();
+    let (then_seq, else_seq) = (then_seq?, else_seq?);
+    let (Some((tn, tann, _)), Some((en, eann, espan))) = (&then_seq.result, &else_seq.result) else {
+        return Err(Reported);
+    };
+    if tn != en {
+        return Err(fx.d().error(*espan, format!("both branches must assign the same variable: `{tn}` and `{en}`")));
+    }
+    let ty = match tann.or(*eann) {
+        Some(t) => t,
+        None => {
+            let a = super::ty_or_object(fx, then_seq.seq.body);
+            let b = super::ty_or_object(fx, else_seq.seq.body);
+            if a == b { a } else { fx.ty(TyData::Object) }
+        }
+    };
+    let name = tn.clone();
+    let val = fx.add(
+        ExprData::If { cond: c, then_branch: then_seq.seq, else_branch: else_seq.seq },
+        Some(ty),
+        stmt.span,
+    );
+    let var = fx.define_var(&name, ty, stmt.span);
+    fx.emit(var, val, BindingKind::Value);
+    Ok(())
+}
+
+fn local_function(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, def: &ast::FunctionDef) -> LResult<()> {
+    let mut pure = true;
+    let mut ok = false;
+    for d in &def.decorators {
+        let (target, keywords): (&ast::Expr, &[ast::Keyword]) = match d.as_call() {
+            Some(c) => (&c.func, &c.keywords),
+            None => (d, &[]),
+        };
+        if target.is_dotted("R.function") {
+            ok = true;
+            for k in keywords {
+                if k.name.name == "pure" {
+                    pure = !matches!(k.value.kind, ExprKind::Bool(false));
+                }
+            }
+        }
+    }
+    if !ok {
+        return Err(fx.d().error(def.name.span, "a local function needs `@R.function`"));
+    }
+    fx.scopes.push(HashMap::new());
+    let r = local_function_inner(fx, def, pure);
+    fx.scopes.pop();
+    let node = r?;
+    let param_tys: Vec<Ty> = node.params.iter().map(|&p| fx.f.vars[p].ty).collect();
+    let ty = fx.ty(TyData::Callable { params: Some(param_tys), ret: node.ret, pure });
+    let val = fx.add(ExprData::Function(Box::new(node)), Some(ty), stmt.span);
+    let var = fx.define_var(&def.name.name, ty, stmt.span);
+    fx.emit(var, val, BindingKind::Value);
+    Ok(())
+}
+
+fn local_function_inner(fx: &mut FuncCx<'_, '_>, def: &ast::FunctionDef, pure: bool) -> LResult<FunctionNode> {
+    let mut params = Vec::new();
+    for p in &def.params {
+        let Some(ann) = &p.annotation else {
+            return Err(fx.d().error(p.name.span, format!("parameter `{}` needs a type annotation", p.name.name)));
+        };
+        // Bare names in dims of a local function's parameters define variables too.
+        define_local_syms(fx, ann);
+        let ty = types::lower_type(fx, ann, true)?;
+        params.push(fx.define_var(&p.name.name, ty, p.span));
+    }
+    let declared_ret = match &def.returns {
+        Some(r) => Some(types::lower_type(fx, r, true)?),
+        None => None,
+    };
+    let mut attrs = relax_ir::Attrs::new();
+    let saved = std::mem::take(&mut fx.f.func.attrs);
+    let seq = lower_seq(fx, &def.body, Context::Function, def.name.span);
+    attrs.0 = std::mem::replace(&mut fx.f.func.attrs, saved).0;
+    let seq = seq?;
+    let ret = match declared_ret {
+        Some(t) => t,
+        None => super::ty_or_object(fx, seq.seq.body),
+    };
+    Ok(FunctionNode { params, ret, body: seq.seq, attrs, pure })
+}
+
+fn define_local_syms(fx: &mut FuncCx<'_, '_>, ann: &ast::Expr) {
+    let Some((call, callee)) = ann.as_dotted_call() else { return };
+    if callee == "R.Tuple" {
+        for a in &call.args {
+            define_local_syms(fx, a);
+        }
+        return;
+    }
+    if callee != "R.Tensor" && callee != "R.Shape" {
+        return;
+    }
+    let Some(items) = call.args.first().and_then(|d| d.as_sequence()) else { return };
+    for d in items {
+        let name = match &d.kind {
+            ExprKind::Str(s) if signature::is_identifier(s) => s.as_str(),
+            _ => continue,
+        };
+        if !fx.syms.contains_key(name) {
+            let v = fx.f.pool.new_var(name, DataType::INT64);
+            fx.syms.insert(name.to_string(), v);
+        }
+    }
+}
