@@ -6,9 +6,11 @@
 //! ([`Expr::dotted_name`], [`Expr::as_name`], [`Call::keyword`], ...).
 //!
 //! Depth is bounded: the layout layer rejects files whose brackets, prefix operators or
-//! operator chains would nest deeper than [`crate::layout::MAX_NESTING`], and blocks deeper
-//! than [`crate::layout::MAX_INDENT_LEVELS`], so recursive walks over a tree returned by
-//! [`crate::parse_syntax`] cannot overflow the stack.
+//! operator chains would nest deeper than [`crate::layout::MAX_NESTING`], whose indentation
+//! is deeper than [`crate::layout::MAX_INDENT_LEVELS`], or whose blocks (counting each
+//! `elif`, which nests an `If` in the previous `else`) nest deeper than `MAX_NESTING`. So
+//! recursive walks over a tree returned by [`crate::parse_syntax`] (lowering, `Debug`,
+//! `Clone`, `Drop`) stay within a few hundred levels and cannot overflow the stack.
 
 use std::fmt;
 
@@ -624,10 +626,7 @@ impl Expr {
     pub fn as_signed_int(&self) -> Option<i64> {
         match &self.kind {
             ExprKind::Int(v) => i64::try_from(*v).ok(),
-            ExprKind::Unary {
-                op: UnaryOp::Neg,
-                operand,
-            } => match operand.kind {
+            ExprKind::Unary { op: UnaryOp::Neg, operand } => match operand.kind {
                 ExprKind::Int(v) if v <= 1u128 << 63 => Some((v as i128).wrapping_neg() as i64),
                 _ => None,
             },
@@ -668,10 +667,7 @@ impl Expr {
 impl Call {
     /// The value of keyword argument `name`, if given.
     pub fn keyword(&self, name: &str) -> Option<&Expr> {
-        self.keywords
-            .iter()
-            .find(|k| k.name.name == name)
-            .map(|k| &k.value)
+        self.keywords.iter().find(|k| k.name.name == name).map(|k| &k.value)
     }
 
     /// Positional argument `i`, if given.
@@ -692,10 +688,7 @@ mod tests {
     use super::*;
 
     fn name(s: &str, start: u32) -> Expr {
-        Expr::new(
-            Span::new(start, start + s.len() as u32),
-            ExprKind::Name(s.into()),
-        )
+        Expr::new(Span::new(start, start + s.len() as u32), ExprKind::Name(s.into()))
     }
 
     fn attr(value: Expr, a: &str) -> Expr {
@@ -704,10 +697,7 @@ mod tests {
             Span::new(value.span.start, end),
             ExprKind::Attribute {
                 value: Box::new(value),
-                attr: Ident {
-                    span: Span::new(end - a.len() as u32, end),
-                    name: a.into(),
-                },
+                attr: Ident { span: Span::new(end - a.len() as u32, end), name: a.into() },
             },
         )
     }
@@ -737,10 +727,7 @@ mod tests {
 
     #[test]
     fn comment_body() {
-        let c = Comment {
-            span: Span::new(0, 10),
-            text: "# from tvm.script import ir as I".into(),
-        };
+        let c = Comment { span: Span::new(0, 10), text: "# from tvm.script import ir as I".into() };
         assert_eq!(c.body(), "from tvm.script import ir as I");
     }
 }

@@ -16,13 +16,20 @@ use std::fmt;
 
 use logos::Logos;
 
-use crate::ast::{Comment, Span};
-use crate::syntax::SyntaxError;
+use crate::ast::{BinOp, Comment, Span};
+use crate::syntax::{MAX_ERRORS, SyntaxError};
 
 /// Errors found inside tokens (strings, numbers), collected while lexing.
 #[derive(Default, Debug)]
 pub struct LexExtras {
     errors: Vec<SyntaxError>,
+}
+
+impl LexExtras {
+    fn push_all(&mut self, errors: Vec<SyntaxError>) {
+        let room = MAX_ERRORS.saturating_sub(self.errors.len());
+        self.errors.extend(errors.into_iter().take(room));
+    }
 }
 
 /// A token. The lexer produces every variant except `Indent` and `Dedent`; the layout layer
@@ -238,20 +245,20 @@ pub enum Tok<'src> {
     Shr,
     /// An augmented assignment: `+=`, `-=`, `*=`, `/=`, `//=`, `%=`, `**=`, `@=`, `&=`,
     /// `|=`, `^=`, `<<=`, `>>=`; the payload is the operator without `=`.
-    #[token("+=", |_| "+")]
-    #[token("-=", |_| "-")]
-    #[token("*=", |_| "*")]
-    #[token("/=", |_| "/")]
-    #[token("//=", |_| "//")]
-    #[token("%=", |_| "%")]
-    #[token("**=", |_| "**")]
-    #[token("@=", |_| "@")]
-    #[token("&=", |_| "&")]
-    #[token("|=", |_| "|")]
-    #[token("^=", |_| "^")]
-    #[token("<<=", |_| "<<")]
-    #[token(">>=", |_| ">>")]
-    AugAssign(&'static str),
+    #[token("+=", |_| BinOp::Add)]
+    #[token("-=", |_| BinOp::Sub)]
+    #[token("*=", |_| BinOp::Mul)]
+    #[token("/=", |_| BinOp::Div)]
+    #[token("//=", |_| BinOp::FloorDiv)]
+    #[token("%=", |_| BinOp::Mod)]
+    #[token("**=", |_| BinOp::Pow)]
+    #[token("@=", |_| BinOp::MatMul)]
+    #[token("&=", |_| BinOp::BitAnd)]
+    #[token("|=", |_| BinOp::BitOr)]
+    #[token("^=", |_| BinOp::BitXor)]
+    #[token("<<=", |_| BinOp::LShift)]
+    #[token(">>=", |_| BinOp::RShift)]
+    AugAssign(BinOp),
 }
 
 impl Tok<'_> {
@@ -359,7 +366,7 @@ pub fn describe_token(tok: &Tok<'_>, slice: &str) -> String {
         Tok::Int(_) => shown("an integer"),
         Tok::Float(_) => shown("a float"),
         Tok::Str(_) => shown("a string"),
-        Tok::AugAssign(op) => format!("`{op}=`"),
+        Tok::AugAssign(op) => format!("`{}=`", op.as_str()),
         other => format!("`{}`", other.text().unwrap_or("?")),
     }
 }
@@ -375,7 +382,7 @@ impl fmt::Display for Tok<'_> {
             Tok::Newline => f.write_str("NEWLINE"),
             Tok::Indent => f.write_str("INDENT"),
             Tok::Dedent => f.write_str("DEDENT"),
-            Tok::AugAssign(op) => write!(f, "{op}="),
+            Tok::AugAssign(op) => write!(f, "{}=", op.as_str()),
             other => f.write_str(other.text().unwrap_or("?")),
         }
     }
@@ -398,7 +405,8 @@ pub struct Lexed<'src> {
 }
 
 /// Lexes `src` (at most `u32::MAX` bytes; the caller checks). Never fails: errors are
-/// collected in [`Lexed::errors`] and lexing goes on after each.
+/// collected in [`Lexed::errors`] (at most [`MAX_ERRORS`] of each kind) and lexing goes on
+/// after each.
 pub fn lex(src: &str) -> Lexed<'_> {
     debug_assert!(u32::try_from(src.len()).is_ok());
     let mut lexer = Tok::lexer(src);
@@ -406,12 +414,11 @@ pub fn lex(src: &str) -> Lexed<'_> {
     // A run of invalid bytes, reported as one error when it ends.
     let mut bad: Option<Span> = None;
     let flush_bad = |bad: &mut Option<Span>, errors: &mut Vec<SyntaxError>| {
-        if let Some(span) = bad.take() {
+        if let Some(span) = bad.take()
+            && errors.len() < MAX_ERRORS
+        {
             let c = src[span.range()].chars().next().unwrap_or('\u{fffd}');
-            errors.push(SyntaxError::new(
-                span,
-                format!("invalid character `{}`", c.escape_debug()),
-            ));
+            errors.push(SyntaxError::new(span, format!("invalid character `{}`", c.escape_debug())));
         }
     };
     while let Some(result) = lexer.next() {
@@ -426,10 +433,7 @@ pub fn lex(src: &str) -> Lexed<'_> {
                 }
                 let text = src[range.clone()].trim_end_matches('\r');
                 let span = Span::new(span.start, span.start + text.len() as u32);
-                let comment = || Comment {
-                    span,
-                    text: text.to_string(),
-                };
+                let comment = || Comment { span, text: text.to_string() };
                 if text.starts_with("# from ") && text.contains(" import ") {
                     out.header.push(comment());
                 } else if text.starts_with("# metadata[") {
@@ -455,24 +459,19 @@ pub fn lex(src: &str) -> Lexed<'_> {
     out
 }
 
-fn token_span(lex: &logos::Lexer<'_, Tok<'_>>) -> Span {
+fn token_span<'a>(lex: &logos::Lexer<'a, Tok<'a>>) -> Span {
     let r = lex.span();
     Span::new(r.start as u32, r.end as u32)
 }
 
 fn lex_int<'src>(lex: &mut logos::Lexer<'src, Tok<'src>>, radix: u32) -> u128 {
-    let digits = if radix == 10 {
-        lex.slice()
-    } else {
-        &lex.slice()[2..]
-    };
+    let digits = if radix == 10 { lex.slice() } else { &lex.slice()[2..] };
     match u128::from_str_radix(digits, radix) {
         Ok(v) => v,
         Err(_) => {
             let span = token_span(lex);
-            lex.extras
-                .errors
-                .push(SyntaxError::new(span, "integer literal too large"));
+            let error = SyntaxError::new(span, "integer literal too large");
+            lex.extras.push_all(vec![error]);
             0
         }
     }
@@ -495,10 +494,7 @@ fn lex_string<'src>(lex: &mut logos::Lexer<'src, Tok<'src>>, quote: u8, triple: 
     let mut errors = Vec::new();
     let terminated = loop {
         // Copy the run of ordinary characters in one go.
-        let run = bytes[i..]
-            .iter()
-            .position(|&b| b == quote || b == b'\\' || b == b'\n')
-            .unwrap_or(bytes.len() - i);
+        let run = bytes[i..].iter().position(|&b| b == quote || b == b'\\' || b == b'\n').unwrap_or(bytes.len() - i);
         out.push_str(&rest[i..i + run]);
         i += run;
         let Some(&b) = bytes.get(i) else {
@@ -562,11 +558,7 @@ fn lex_string<'src>(lex: &mut logos::Lexer<'src, Tok<'src>>, quote: u8, triple: 
                             'u' => 4,
                             _ => 8,
                         };
-                        let hex = bytes[i..]
-                            .iter()
-                            .take(want)
-                            .take_while(|b| b.is_ascii_hexdigit())
-                            .count();
+                        let hex = bytes[i..].iter().take(want).take_while(|b| b.is_ascii_hexdigit()).count();
                         let span = Span::new(base + esc_start as u32, base + (i + hex) as u32);
                         if hex < want {
                             let shape = match c {
@@ -574,10 +566,7 @@ fn lex_string<'src>(lex: &mut logos::Lexer<'src, Tok<'src>>, quote: u8, triple: 
                                 'u' => "\\uXXXX",
                                 _ => "\\UXXXXXXXX",
                             };
-                            errors.push(SyntaxError::new(
-                                span,
-                                format!("truncated `{shape}` escape"),
-                            ));
+                            errors.push(SyntaxError::new(span, format!("truncated `{shape}` escape")));
                         } else {
                             let value = u32::from_str_radix(&rest[i..i + hex], 16).unwrap_or(0);
                             match char::from_u32(value) {
@@ -605,7 +594,7 @@ fn lex_string<'src>(lex: &mut logos::Lexer<'src, Tok<'src>>, quote: u8, triple: 
         errors.push(SyntaxError::new(span, "unterminated string"));
     }
     lex.bump(i);
-    lex.extras.errors.append(&mut errors);
+    lex.extras.push_all(errors);
     out
 }
 
@@ -620,25 +609,14 @@ mod tests {
     }
 
     fn errors(src: &str) -> Vec<(String, u32, u32)> {
-        lex(src)
-            .errors
-            .into_iter()
-            .map(|e| (e.message, e.span.start, e.span.end))
-            .collect()
+        lex(src).errors.into_iter().map(|e| (e.message, e.span.start, e.span.end)).collect()
     }
 
     #[test]
     fn names_and_keywords() {
         assert_eq!(
             toks("def define _x True not_ in"),
-            vec![
-                Tok::Def,
-                Tok::Name("define"),
-                Tok::Name("_x"),
-                Tok::True,
-                Tok::Name("not_"),
-                Tok::In
-            ]
+            vec![Tok::Def, Tok::Name("define"), Tok::Name("_x"), Tok::True, Tok::Name("not_"), Tok::In]
         );
     }
 
@@ -651,7 +629,7 @@ mod tests {
                 Tok::Int(42),
                 Tok::Float(1.0),
                 Tok::Float(1e-05),
-                Tok::Float(1.0000000000000001e-05),
+                Tok::Float(1e-5), // `1.0000000000000001e-05` is the same double
                 Tok::Float(0.5),
                 Tok::Float(5.0),
                 Tok::Int(31),
@@ -663,10 +641,7 @@ mod tests {
             toks("-340282346638528859811704183484516925440.0"),
             vec![Tok::Minus, Tok::Float(340282346638528859811704183484516925440.0)]
         );
-        assert_eq!(
-            toks("340282366920938463463374607431768211455"),
-            vec![Tok::Int(u128::MAX)]
-        );
+        assert_eq!(toks("340282366920938463463374607431768211455"), vec![Tok::Int(u128::MAX)]);
         assert_eq!(
             errors("x = 340282366920938463463374607431768211456"),
             vec![("integer literal too large".into(), 4, 43)]
@@ -684,31 +659,16 @@ mod tests {
                 Tok::Str("é".into()),
             ]
         );
-        assert_eq!(
-            toks("\"\"\"a\n\"b\"\n\"\"\" ''"),
-            vec![Tok::Str("a\n\"b\"\n".into()), Tok::Str(String::new())]
-        );
+        assert_eq!(toks("\"\"\"a\n\"b\"\n\"\"\" ''"), vec![Tok::Str("a\n\"b\"\n".into()), Tok::Str(String::new())]);
         assert_eq!(toks(r#""\d""#), vec![Tok::Str("\\d".into())]);
     }
 
     #[test]
     fn string_errors() {
-        assert_eq!(
-            errors("x = \"abc\ny"),
-            vec![("unterminated string".into(), 4, 8)]
-        );
-        assert_eq!(
-            errors("x = '''abc"),
-            vec![("unterminated string".into(), 4, 7)]
-        );
-        assert_eq!(
-            errors("\"a\\"),
-            vec![("unterminated string".into(), 0, 3)]
-        );
-        assert_eq!(
-            errors(r#""\x4g""#),
-            vec![("truncated `\\xXX` escape".into(), 1, 4)]
-        );
+        assert_eq!(errors("x = \"abc\ny"), vec![("unterminated string".into(), 4, 8)]);
+        assert_eq!(errors("x = '''abc"), vec![("unterminated string".into(), 4, 7)]);
+        assert_eq!(errors("\"a\\"), vec![("unterminated string".into(), 0, 3)]);
+        assert_eq!(errors(r#""\x4g""#), vec![("truncated `\\xXX` escape".into(), 1, 4)]);
         // The unterminated string still yields a token.
         let lexed = lex("x = \"abc\n");
         assert_eq!(lexed.tokens[2].1, Tok::Str("abc".into()));
@@ -729,9 +689,9 @@ mod tests {
                 Tok::Ne,
                 Tok::Shl,
                 Tok::Shr,
-                Tok::AugAssign("+"),
-                Tok::AugAssign("//"),
-                Tok::AugAssign("**"),
+                Tok::AugAssign(BinOp::Add),
+                Tok::AugAssign(BinOp::FloorDiv),
+                Tok::AugAssign(BinOp::Pow),
                 Tok::At,
                 Tok::Tilde,
             ]
@@ -751,15 +711,7 @@ mod tests {
         let kinds: Vec<_> = lexed.tokens.iter().map(|t| t.1.clone()).collect();
         assert_eq!(
             kinds,
-            vec![
-                Tok::Newline,
-                Tok::Newline,
-                Tok::Name("x"),
-                Tok::Assign,
-                Tok::Int(1),
-                Tok::Newline,
-                Tok::Newline
-            ]
+            vec![Tok::Newline, Tok::Newline, Tok::Name("x"), Tok::Assign, Tok::Int(1), Tok::Newline, Tok::Newline]
         );
     }
 

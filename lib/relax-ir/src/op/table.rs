@@ -276,7 +276,7 @@ pub static OPS: &[OpDef] = &[
         "relax.call_inplace_packed",
         &[arg("args", K::Variadic), at("inplace_indices", A::IntList, D::Required)],
         OpClass::PackedCall,
-        false,
+        true,
     ),
     special("relax.call_builtin_with_ctx", &[x("func"), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
     special("relax.invoke_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, false),

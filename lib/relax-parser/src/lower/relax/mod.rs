@@ -122,7 +122,11 @@ impl<'a, 'd> FuncCx<'a, 'd> {
     pub fn bind_fresh(&mut self, value: Expr, span: ast::Span) -> Expr {
         let ty = match self.f.ty_of(value) {
             Some(t) => t,
-            None => self.ty(TyData::Object),
+            None => {
+                let t = self.ty(TyData::Object);
+                self.f.expr_ty.set(value, Some(t));
+                t
+            }
         };
         let name = self.fresh_name("lv");
         let v = self.define_var(&name, ty, span);

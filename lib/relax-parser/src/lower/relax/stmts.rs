@@ -127,6 +127,10 @@ fn branch_result(
         None => None,
     };
     let val = value(fx, v, ann)?;
+    if fx.f.ty_of(val).is_none() {
+        let t = ann.unwrap_or_else(|| fx.ty(TyData::Object));
+        fx.f.expr_ty.set(val, Some(t));
+    }
     let body = if fx.f.is_leaf(val) {
         val
     } else {
@@ -260,6 +264,12 @@ fn binding_value(
         return Ok((src, ann.unwrap_or(cast), BindingKind::MatchCast(cast)));
     }
     let val = value(fx, v, ann)?;
+    if fx.f.ty_of(val).is_none() {
+        // No rule gives the value a type: it takes the annotation, as TVM's inference
+        // would have produced it (or `R.Object` when there is none).
+        let t = ann.unwrap_or_else(|| fx.ty(TyData::Object));
+        fx.f.expr_ty.set(val, Some(t));
+    }
     let ty = match ann {
         Some(a) => a,
         None => super::ty_or_object(fx, val),
