@@ -4,8 +4,16 @@
 //! binaries under `tools/` and the test runner call the very same code: the binaries pass
 //! the process's stdio, the runner passes in-memory buffers.
 
+pub mod expected;
+pub mod ir_text;
+mod opt;
+pub mod render;
+pub mod source;
+
 use std::ffi::OsString;
 use std::io::{Read, Write};
+
+pub use opt::opt_main;
 
 /// The standard streams a driver reads and writes.
 pub struct Io<'a> {
@@ -21,32 +29,29 @@ pub struct Io<'a> {
 /// process exit status.
 pub type ToolMain = fn(args: Vec<OsString>, io: &mut Io<'_>) -> i32;
 
-/// `relax-opt`: parse, verify, run passes, print.
-pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
-    // Placeholder body replaced by the real driver; echoes its input.
-    let mut text = Vec::new();
-    let path = args.get(1).cloned();
-    match path {
-        Some(p) if p != "-" => match std::fs::read(&p) {
-            Ok(t) => text = t,
-            Err(e) => {
-                let _ = writeln!(io.stderr, "error: cannot read {}: {e}", p.to_string_lossy());
-                return 1;
-            }
-        },
-        _ => {
-            if io.stdin.read_to_end(&mut text).is_err() {
-                return 1;
-            }
-        }
-    }
-    if io.stdout.write_all(&text).is_err() {
-        return 1;
-    }
-    0
-}
-
 /// The tools the drivers implement, by command name.
 pub fn tools() -> &'static [(&'static str, ToolMain)] {
     &[("relax-opt", opt_main)]
+}
+
+/// Parses, prints, parses and prints again; `Err` says how the two prints differ, or why
+/// the first print does not parse. Used by the test runner's idempotence check on every
+/// test input that parses.
+pub fn roundtrip_check(_path: &std::path::Path, text: &str) -> Result<(), String> {
+    let Ok(m) = relax_parser::parse_module(text) else { return Ok(()) };
+    let first = ir_text::print_module(&m);
+    let m2 = relax_parser::parse_module(&first).map_err(|d| {
+        format!("the printed module does not parse: {}", d.first().map_or("", |x| x.message.as_str()))
+    })?;
+    let second = ir_text::print_module(&m2);
+    if first == second {
+        return Ok(());
+    }
+    let line = first.lines().zip(second.lines()).position(|(a, b)| a != b).unwrap_or(0);
+    Err(format!(
+        "printing is not idempotent at line {}:\n  first:  {}\n  second: {}",
+        line + 1,
+        first.lines().nth(line).unwrap_or(""),
+        second.lines().nth(line).unwrap_or("")
+    ))
 }

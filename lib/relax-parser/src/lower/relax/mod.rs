@@ -43,8 +43,6 @@ pub(crate) struct FuncCx<'a, 'd> {
     pub cx: &'a mut ModuleCx<'d>,
     /// The function being built.
     pub f: &'a mut RelaxFunction,
-    /// Its global (`None` while the signature is read, before the global exists).
-    pub global: Option<Global>,
     /// Symbolic variables by name.
     pub syms: HashMap<String, SymVar>,
     /// Relax variables by name, innermost scope last.
@@ -61,14 +59,13 @@ pub(crate) struct FuncCx<'a, 'd> {
 
 impl<'a, 'd> FuncCx<'a, 'd> {
     /// A context over `f`.
-    pub fn new(cx: &'a mut ModuleCx<'d>, f: &'a mut RelaxFunction, global: Option<Global>) -> FuncCx<'a, 'd> {
+    pub fn new(cx: &'a mut ModuleCx<'d>, f: &'a mut RelaxFunction) -> FuncCx<'a, 'd> {
         let used_names = f.vars.values().map(|v| v.name.clone()).collect();
         // Variables of the pool at this point are the signature's symbolic variables.
         let syms = f.pool.vars.iter().map(|(v, d)| (d.name.clone(), v)).collect();
         FuncCx {
             cx,
             f,
-            global,
             syms,
             scopes: vec![HashMap::new()],
             block: OpenBlock::default(),

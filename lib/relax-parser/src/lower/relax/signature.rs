@@ -83,7 +83,7 @@ pub(crate) fn lower_signature(cx: &mut ModuleCx<'_>, def: &ast::FunctionDef, dec
     f.spans.func = sp(def.name.span);
     f.func.pure = !deco.impure;
     function_decorator_attrs(&def.name.name, deco, &mut f.func.attrs);
-    let mut fx = FuncCx::new(cx, &mut f, None);
+    let mut fx = FuncCx::new(cx, &mut f);
     declare_signature_vars(&mut fx, def);
     let mut failed = false;
     for p in &def.params {

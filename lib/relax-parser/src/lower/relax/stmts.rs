@@ -14,7 +14,7 @@ use crate::ast::{self, ExprKind, StmtKind};
 
 /// Phase 2 of a Relax function: its body.
 pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, g: Global, def: &ast::FunctionDef, f: &mut RelaxFunction) -> LResult<()> {
-    let mut fx = FuncCx::new(cx, f, Some(g));
+    let mut fx = FuncCx::new(cx, f);
     for &p in &fx.f.func.params.clone() {
         let name = fx.f.vars[p].name.clone();
         fx.scopes[0].insert(name, p);

@@ -281,7 +281,7 @@ fn callable(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, c: Option<&ast::Call>, sig: 
 pub(crate) fn lower_standalone_type(cx: &mut ModuleCx<'_>, pool: &mut Pool, e: &ast::Expr) -> LResult<Ty> {
     let mut scratch = super::signature::empty_function();
     let ty = {
-        let mut fx = FuncCx::new(cx, &mut scratch, None);
+        let mut fx = FuncCx::new(cx, &mut scratch);
         lower_type(&mut fx, e, true)?
     };
     Ok(pool.import_ty(&scratch.pool, ty, &mut HashMap::new()))

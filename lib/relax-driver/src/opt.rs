@@ -1,0 +1,345 @@
+//! `relax-opt`: parse, verify, run passes, print (`cli.md`).
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
+use relax_ir::diag::Diagnostic;
+use relax_ir::{Module, Span};
+use relax_pass::{PassContext, PassInstrumentation, PassManager, Pipeline, PipelineElement, PipelineError};
+
+use crate::Io;
+use crate::expected;
+use crate::ir_text::{IrPrinter, print_module, verify_diagnostics};
+use crate::render::render_all;
+use crate::source::{SourceFile, split_input};
+
+/// The fixed flags of `relax-opt`; one flag per registered pass is added at run time.
+#[derive(Parser, Debug)]
+#[command(name = "relax-opt", about = "Parse, verify, transform and print relax modules", version)]
+struct OptCli {
+    /// Input file (`-` or absent: standard input).
+    input: Option<String>,
+    /// Output file (default: standard output).
+    #[arg(short = 'o', value_name = "OUT")]
+    output: Option<String>,
+    /// A pass pipeline, e.g. `normalize,relax.function(canonicalize-bindings)`.
+    #[arg(long = "pass-pipeline", value_name = "PIPELINE")]
+    pass_pipeline: Vec<String>,
+    /// List the registered passes and pipelines, then exit.
+    #[arg(long = "list-passes")]
+    list_passes: bool,
+    /// Print the IR after every pass (to standard error).
+    #[arg(long = "print-ir-after-all")]
+    print_ir_after_all: bool,
+    /// Print the IR after the named pass (repeatable).
+    #[arg(long = "print-ir-after", value_name = "NAME")]
+    print_ir_after: Vec<String>,
+    /// Print the IR before every pass.
+    #[arg(long = "print-ir-before-all")]
+    print_ir_before_all: bool,
+    /// Print the IR after a pass only when the pass changed it.
+    #[arg(long = "print-ir-after-change")]
+    print_ir_after_change: bool,
+    /// Report the time spent in each pass (to standard error).
+    #[arg(long)]
+    timing: bool,
+    /// Verify the IR after every pass (default true).
+    #[arg(long = "verify-each", value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value = "true", default_missing_value = "true", action = ArgAction::Set)]
+    verify_each: bool,
+    /// Split the input at `# -----` lines and process each part on its own.
+    #[arg(long = "split-input-file")]
+    split_input_file: bool,
+    /// Check diagnostics against `# expected-error {{...}}` comments.
+    #[arg(long = "verify-diagnostics")]
+    verify_diagnostics: bool,
+    /// Re-parse the printed output and check that it prints the same.
+    #[arg(long = "verify-roundtrip")]
+    verify_roundtrip: bool,
+    /// Print optimization remarks of the named pass (`all` for every pass).
+    #[arg(long = "remarks", value_name = "PASS")]
+    remarks: Vec<String>,
+    /// Color diagnostics: `never` (default) or `always`.
+    #[arg(long = "color", value_name = "WHEN", default_value = "never")]
+    color: String,
+}
+
+/// Runs `relax-opt`.
+pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    let registry = relax_transform::registry();
+    let mut cmd = OptCli::command();
+    // Pass and pipeline names are static, so they serve as clap argument ids.
+    let mut pass_ids: Vec<&'static str> = Vec::new();
+    for p in registry.passes() {
+        for name in std::iter::once(p.name).chain(p.aliases.iter().copied()) {
+            let help = if name == p.name { p.summary.to_string() } else { format!("alias of --{}", p.name) };
+            cmd = cmd.arg(Arg::new(name).long(name).action(ArgAction::Count).help(help));
+            pass_ids.push(name);
+        }
+    }
+    for p in registry.pipelines() {
+        cmd = cmd.arg(Arg::new(p.name).long(p.name).action(ArgAction::Count).help(p.summary));
+        pass_ids.push(p.name);
+    }
+    let matches = match cmd.try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => {
+            let text = e.render().to_string();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    let _ = io.stdout.write_all(text.as_bytes());
+                    0
+                }
+                _ => {
+                    let _ = io.stderr.write_all(text.as_bytes());
+                    1
+                }
+            };
+        }
+    };
+    let cli = match OptCli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(io.stderr, "relax-opt: error: {e}");
+            return 1;
+        }
+    };
+    if cli.list_passes {
+        let _ = io.stdout.write_all(registry.describe().as_bytes());
+        return 0;
+    }
+    // Passes run in command-line order: pass flags and --pass-pipeline by position.
+    let mut ordered: Vec<(usize, Vec<PipelineElement>)> = Vec::new();
+    for name in &pass_ids {
+        if let Some(idx) = matches.indices_of(name) {
+            for i in idx {
+                ordered.push((i, vec![PipelineElement::Pass { name: name.to_string(), options: Default::default() }]));
+            }
+        }
+    }
+    if let Some(idx) = matches.indices_of("pass_pipeline") {
+        for (i, text) in idx.zip(&cli.pass_pipeline) {
+            match Pipeline::parse(text) {
+                Ok(p) => ordered.push((i, p.elements)),
+                Err(e) => {
+                    let _ = writeln!(io.stderr, "relax-opt: error: {e}");
+                    return 1;
+                }
+            }
+        }
+    }
+    ordered.sort_by_key(|(i, _)| *i);
+    let pipeline = Pipeline { elements: ordered.into_iter().flat_map(|(_, e)| e).collect() };
+    if let Err(e) = PassManager::new(&registry, &pipeline) {
+        let _ = writeln!(io.stderr, "relax-opt: error: {}", pipeline_error_text(&e));
+        return 1;
+    }
+    let color = match cli.color.as_str() {
+        "never" | "auto" => false,
+        "always" => true,
+        other => {
+            let _ = writeln!(io.stderr, "relax-opt: error: invalid value `{other}` for `--color` (never, always)");
+            return 1;
+        }
+    };
+
+    // Input.
+    let (name, bytes) = match cli.input.as_deref() {
+        None | Some("-") => {
+            let mut b = Vec::new();
+            if let Err(e) = io.stdin.read_to_end(&mut b) {
+                let _ = writeln!(io.stderr, "relax-opt: error: cannot read standard input: {e}");
+                return 1;
+            }
+            ("<stdin>".to_string(), b)
+        }
+        Some(path) => match std::fs::read(path) {
+            Ok(b) => (path.to_string(), b),
+            Err(e) => {
+                let _ = writeln!(io.stderr, "relax-opt: error: cannot read `{path}`: {e}");
+                return 1;
+            }
+        },
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let file = SourceFile::new(&name, lossy);
+            let d = Diagnostic::error(Span::new(valid as u32, valid as u32 + 1), "the input is not valid UTF-8");
+            let _ = io.stderr.write_all(render_all(&file, &[d], color).as_bytes());
+            return 1;
+        }
+    };
+    let file = SourceFile::new(&name, text);
+
+    let chunks = if cli.split_input_file {
+        split_input(&file.text)
+    } else {
+        vec![crate::source::Chunk { text: file.text.clone(), start: 0, end: file.text.len() }]
+    };
+    let mut outputs: Vec<String> = Vec::new();
+    let mut failed = false;
+    for chunk in &chunks {
+        let run = Run { cli: &cli, registry: &registry, pipeline: &pipeline, file: &file, color };
+        let result = run.chunk(&chunk.text, io.stderr);
+        let diags = result.diagnostics;
+        if cli.verify_diagnostics {
+            let problems = match expected::collect(&file, chunk.start, chunk.end) {
+                Ok(exp) => expected::check(&file, &exp, &diags),
+                Err(d) => vec![d],
+            };
+            if !problems.is_empty() {
+                let _ = io.stderr.write_all(render_all(&file, &problems, color).as_bytes());
+                failed = true;
+            }
+        } else {
+            let _ = io.stderr.write_all(render_all(&result.diag_file.unwrap_or_else(|| file.clone()), &diags, color).as_bytes());
+            if diags.iter().any(Diagnostic::is_error) {
+                failed = true;
+            }
+        }
+        if let Some(out) = result.output {
+            outputs.push(out);
+        }
+    }
+    if !(failed && !cli.verify_diagnostics) || !outputs.is_empty() {
+        let joined = outputs.join("# -----\n");
+        let written = match cli.output.as_deref() {
+            Some(path) if path != "-" => std::fs::write(path, joined.as_bytes()).map_err(|e| (path.to_string(), e)),
+            _ => io.stdout.write_all(joined.as_bytes()).map_err(|e| ("<stdout>".to_string(), e)),
+        };
+        if let Err((path, e)) = written {
+            let _ = writeln!(io.stderr, "relax-opt: error: cannot write `{path}`: {e}");
+            return 1;
+        }
+    }
+    i32::from(failed)
+}
+
+fn pipeline_error_text(e: &PipelineError) -> String {
+    match e {
+        PipelineError::Invalid(msg) => msg.clone(),
+        PipelineError::PassFailed { pass, .. } => format!("pass `{pass}` failed"),
+        PipelineError::VerifyFailed { pass, .. } => format!("verification failed after pass `{pass}`"),
+    }
+}
+
+struct Run<'a> {
+    cli: &'a OptCli,
+    registry: &'a relax_pass::PassRegistry,
+    pipeline: &'a Pipeline,
+    file: &'a SourceFile,
+    color: bool,
+}
+
+struct ChunkResult {
+    output: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+    /// The file the diagnostics refer to, when not the input (IR built by a pass).
+    diag_file: Option<SourceFile>,
+}
+
+impl Run<'_> {
+    fn chunk(&self, text: &str, stderr: &mut dyn Write) -> ChunkResult {
+        let fail = |diagnostics| ChunkResult { output: None, diagnostics, diag_file: None };
+        let mut module = match relax_parser::parse_module(text) {
+            Ok(m) => m,
+            Err(d) => return fail(d),
+        };
+        if let Err(d) = verify_diagnostics(&module) {
+            return fail(d);
+        }
+        let mut printer = IrPrinter {
+            after_all: self.cli.print_ir_after_all,
+            after: self.cli.print_ir_after.clone(),
+            before_all: self.cli.print_ir_before_all,
+            only_changed: self.cli.print_ir_after_change,
+            out: String::new(),
+        };
+        let mut timing = relax_pass::instrument::Timing::default();
+        let mut pm = PassManager::new(self.registry, self.pipeline).expect("validated before");
+        pm.verify_each = self.cli.verify_each;
+        pm.set_verifier(Box::new(|m: &Module| verify_diagnostics(m)));
+        pm.add_instrumentation(&mut printer);
+        if self.cli.timing {
+            pm.add_instrumentation(&mut timing);
+        }
+        let mut cx = PassContext { remarks_enabled: self.cli.remarks.clone(), ..Default::default() };
+        let result = pm.run(&mut module, &mut cx);
+        drop(pm);
+        let _ = stderr.write_all(printer.out.as_bytes());
+        if self.cli.timing {
+            let _ = stderr.write_all(timing.report().as_bytes());
+        }
+        let mut diags = cx.remarks;
+        if let Err(e) = result {
+            let (pass, mut d, what) = match e {
+                PipelineError::PassFailed { pass, diagnostics } => (pass, diagnostics, "failed"),
+                PipelineError::VerifyFailed { pass, diagnostics } => (pass, diagnostics, "produced invalid IR"),
+                PipelineError::Invalid(msg) => return fail(vec![Diagnostic::error(Span::NONE, msg)]),
+            };
+            for x in &mut d {
+                x.notes.push(format!("in pass `{pass}`, which {what}"));
+            }
+            // Diagnostics without a source span point into the printed IR of this module.
+            if d.iter().any(|x| x.span.is_none()) {
+                let printed = SourceFile::new(format!("<after {pass}>"), print_module(&module));
+                let _ = stderr.write_all(render_all(&printed, &d.iter().filter(|x| x.span.is_none()).cloned().collect::<Vec<_>>(), self.color).as_bytes());
+                d.retain(|x| !x.span.is_none());
+                if d.is_empty() {
+                    d.push(Diagnostic::error(Span::NONE, format!("pass `{pass}` {what}")));
+                }
+            }
+            diags.extend(d);
+            return ChunkResult { output: None, diagnostics: diags, diag_file: None };
+        }
+        let out = print_module(&module);
+        if self.cli.verify_roundtrip
+            && let Err(d) = roundtrip(&out)
+        {
+            diags.push(d);
+            return ChunkResult { output: None, diagnostics: diags, diag_file: None };
+        }
+        let _ = self.file;
+        ChunkResult { output: Some(out), diagnostics: diags, diag_file: None }
+    }
+}
+
+/// Re-parses printed text and checks that it prints the same.
+fn roundtrip(printed: &str) -> Result<(), Diagnostic> {
+    let again = match relax_parser::parse_module(printed) {
+        Ok(m) => print_module(&m),
+        Err(d) => {
+            let first = d.first().map_or(String::new(), |x| x.message.clone());
+            return Err(Diagnostic::error(Span::NONE, format!("the printed module does not parse again: {first}")));
+        }
+    };
+    if again == printed {
+        return Ok(());
+    }
+    let line = printed.lines().zip(again.lines()).position(|(a, b)| a != b).unwrap_or(0);
+    Err(Diagnostic::error(Span::NONE, format!("printing is not stable: line {} differs after re-parsing", line + 1))
+        .with_note(format!("first print:  {}", printed.lines().nth(line).unwrap_or("")))
+        .with_note(format!("second print: {}", again.lines().nth(line).unwrap_or(""))))
+}
+
+impl PassInstrumentation for IrPrinter {
+    fn before_pass(&mut self, pass: &str, scope: &str, m: &Module) {
+        if self.before_all {
+            self.dump("Before", pass, scope, m);
+        }
+    }
+    fn after_pass(&mut self, pass: &str, scope: &str, m: &Module, changed: bool) {
+        if (self.after_all || self.after.iter().any(|a| a == pass)) && (changed || !self.only_changed) {
+            self.dump("After", pass, scope, m);
+        }
+    }
+    fn after_pass_failed(&mut self, pass: &str, scope: &str, m: &Module) {
+        if self.after_all || self.after.iter().any(|a| a == pass) {
+            self.dump("After Failed", pass, scope, m);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! `normalize`: re-establishes the normal form after hand-written input or a pass.
+//!
+//! * A-normal form: an operand that is not a leaf (a nested call, item access, `if` or
+//!   function) is bound to a fresh variable just before the binding that uses it.
+//! * Empty blocks are removed and adjacent blocks of the same kind merged.
+//! * Expressions without a type get the type that follows from their operands (tuples,
+//!   items, variables); others keep what they have.
+
+use relax_ir::{Binding, BindingKind, Expr, ExprData, Global, Module, RelaxFunction, TyData};
+use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+
+use crate::walk::{all_seqs, seq, seq_mut, tidy_blocks};
+
+/// Registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "normalize",
+    aliases: &[],
+    summary: "re-establish A-normal form, merge blocks, fill in types",
+    anchor: Anchor::RelaxFunction,
+    options: &[],
+    create,
+};
+
+fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    Ok(Box::new(Normalize))
+}
+
+struct Normalize;
+
+impl Pass for Normalize {
+    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
+        let Some(f) = m.relax_mut(g) else { return Ok(false) };
+        Ok(normalize(f))
+    }
+}
+
+/// Normalizes one function; returns true if anything changed.
+pub fn normalize(f: &mut RelaxFunction) -> bool {
+    let mut changed = false;
+    let mut counter = 0u32;
+    for loc in all_seqs(f) {
+        for b in seq(f, loc).blocks.clone() {
+            let dataflow = f.blocks[b].dataflow;
+            let bindings = std::mem::take(&mut f.blocks[b].bindings);
+            let mut out: Vec<Binding> = Vec::with_capacity(bindings.len());
+            for bd in bindings {
+                changed |= flatten_operands(f, bd.value, dataflow, &mut out, &mut counter);
+                out.push(bd);
+            }
+            f.blocks[b].bindings = out;
+        }
+        // The result must be a leaf too.
+        let body = seq(f, loc).body;
+        if !f.is_leaf(body) {
+            let mut extra = Vec::new();
+            let leaf = bind_fresh(f, body, false, &mut extra, &mut counter);
+            let nb = f.blocks.push(relax_ir::BlockData { dataflow: false, bindings: extra });
+            let s = seq_mut(f, loc);
+            s.blocks.push(nb);
+            s.body = leaf;
+            changed = true;
+        }
+    }
+    changed |= fill_types(f);
+    changed | tidy_blocks(f)
+}
+
+/// Binds non-leaf operands of `e` (recursively) to fresh variables appended to `out`.
+fn flatten_operands(f: &mut RelaxFunction, e: Expr, dataflow: bool, out: &mut Vec<Binding>, counter: &mut u32) -> bool {
+    let mut changed = false;
+    let ops: Vec<Expr> = match &f.exprs[e] {
+        ExprData::Call(c) => std::iter::once(c.callee).chain(c.args.iter().copied()).collect(),
+        ExprData::Tuple(fields) => fields.clone(),
+        ExprData::GetItem { tuple, .. } => vec![*tuple],
+        ExprData::If { cond, .. } => vec![*cond],
+        _ => return false,
+    };
+    for op in ops {
+        if matches!(f.exprs[op], ExprData::Tuple(_)) {
+            changed |= flatten_operands(f, op, dataflow, out, counter);
+            continue;
+        }
+        if f.is_leaf(op) {
+            continue;
+        }
+        let leaf = bind_fresh(f, op, dataflow, out, counter);
+        replace_operand(f, e, op, leaf);
+        changed = true;
+    }
+    changed
+}
+
+fn bind_fresh(f: &mut RelaxFunction, value: Expr, dataflow: bool, out: &mut Vec<Binding>, counter: &mut u32) -> Expr {
+    flatten_operands(f, value, dataflow, out, counter);
+    let ty = match f.ty_of(value) {
+        Some(t) => t,
+        None => f.pool.intern_ty(TyData::Object),
+    };
+    let names: std::collections::HashSet<&str> = f.vars.values().map(|v| v.name.as_str()).collect();
+    let name = loop {
+        let n = if *counter == 0 { "lv".to_string() } else { format!("lv{counter}") };
+        *counter += 1;
+        if !names.contains(n.as_str()) {
+            break n;
+        }
+    };
+    let var = f.add_var(name, ty, dataflow);
+    out.push(Binding { var, value, kind: BindingKind::Value });
+    f.use_var(var)
+}
+
+fn replace_operand(f: &mut RelaxFunction, e: Expr, old: Expr, new: Expr) {
+    let swap = |x: &mut Expr| {
+        if *x == old {
+            *x = new;
+        }
+    };
+    match &mut f.exprs[e] {
+        ExprData::Call(c) => {
+            swap(&mut c.callee);
+            c.args.iter_mut().for_each(swap);
+        }
+        ExprData::Tuple(fields) => fields.iter_mut().for_each(swap),
+        ExprData::GetItem { tuple, .. } => swap(tuple),
+        ExprData::If { cond, .. } => swap(cond),
+        _ => {}
+    }
+}
+
+/// Gives a type to reachable expressions that lack one, when it follows from operands.
+fn fill_types(f: &mut RelaxFunction) -> bool {
+    let mut changed = false;
+    let mut order: Vec<Expr> = Vec::new();
+    crate::walk::for_each_reachable(f, |e, _| order.push(e));
+    // Operands come after their users in the walk; type them first.
+    for &e in order.iter().rev() {
+        if f.ty_of(e).is_some() || matches!(f.exprs[e], ExprData::Op(_)) {
+            continue;
+        }
+        let ty = match f.exprs[e].clone() {
+            ExprData::Var(v) => Some(f.vars[v].ty),
+            ExprData::Tuple(fields) => {
+                let tys: Option<Vec<_>> = fields.iter().map(|&x| f.ty_of(x)).collect();
+                tys.map(|t| f.pool.intern_ty(TyData::Tuple(t)))
+            }
+            ExprData::GetItem { tuple, index } => match f.ty_of(tuple).map(|t| f.pool.ty(t).clone()) {
+                Some(TyData::Tuple(fields)) => fields.get(index as usize).copied(),
+                _ => None,
+            },
+            ExprData::Shape(dims) => Some(f.pool.intern_ty(TyData::shape(dims))),
+            ExprData::Prim(p) => {
+                let dtype = f.pool.dtype(p);
+                Some(f.pool.intern_ty(TyData::Prim { dtype, value: Some(p) }))
+            }
+            ExprData::Str(_) | ExprData::DType(_) => Some(f.pool.intern_ty(TyData::Object)),
+            _ => None,
+        };
+        if let Some(t) = ty {
+            f.expr_ty.set(e, Some(t));
+            changed = true;
+        }
+    }
+    changed
+}

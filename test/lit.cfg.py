@@ -1,0 +1,66 @@
+# -*- Python -*-
+"""lit configuration for the relax test tree.
+
+Runs every ``*.rlx`` file under ``test/`` with lit's internal shell, the built relax tools
+and LLVM 19's FileCheck. The Rust runner (``cargo test -p relax-lit``) runs the same tree
+in process; see ``docs/testing.md``.
+
+    python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv test/
+
+Environment:
+
+* ``RELAX_BIN_DIR``: where ``relax-opt``, ``relax-run`` and ``relax-translate`` are
+  (default ``<repo>/target/debug``).
+* ``RELAX_FEATURES``: comma-separated backends the tools were built with (``llvm``,
+  ``spirv``); CI sets it to match its cargo features.
+* ``RELAX_LLVM_BIN``: LLVM 19's ``bin`` folder (default ``/usr/lib/llvm-19/bin``).
+"""
+
+import os
+import re
+import shutil
+
+import lit.formats
+
+config.name = "relax"
+# The internal shell; lit rejects ShTest(execute_external=True) here.
+config.test_format = lit.formats.ShTest()
+config.suffixes = [".rlx"]
+# Inputs/ holds data that RUN lines read; Output/ is lit's scratch space.
+config.excludes = ["Inputs", "Output"]
+
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+# %t lives in test/**/Output/ (gitignored), as in LLVM's own trees.
+config.test_exec_root = config.test_source_root
+
+repo_root = os.path.dirname(config.test_source_root)
+llvm_bin = os.environ.get("RELAX_LLVM_BIN", "/usr/lib/llvm-19/bin")
+bin_dir = os.environ.get("RELAX_BIN_DIR", os.path.join(repo_root, "target", "debug"))
+
+# FileCheck and `not` come from LLVM 19.
+config.environment["PATH"] = os.pathsep.join(
+    [llvm_bin, config.environment.get("PATH", os.environ.get("PATH", ""))]
+)
+# Variables defined before a CHECK-LABEL are forgotten after it; relax-lit always does this.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+
+def tool_pattern(name):
+    """Matches `name` as a whole command word, not inside a path or a longer name."""
+    return r"(?<![\w./-])" + re.escape(name) + r"(?![\w./-])"
+
+
+filecheck = shutil.which("FileCheck-19") or os.path.join(llvm_bin, "FileCheck")
+config.substitutions.append((tool_pattern("FileCheck-19"), filecheck))
+config.substitutions.append((tool_pattern("FileCheck"), filecheck))
+for tool in ["relax-opt", "relax-run", "relax-translate"]:
+    config.substitutions.append((tool_pattern(tool), os.path.join(bin_dir, tool)))
+
+# Backends the tools were built with, as the CI script reports them.
+for feature in os.environ.get("RELAX_FEATURES", "").split(","):
+    if feature.strip() in ("llvm", "spirv"):
+        config.available_features.add(feature.strip())
+# External validators, when installed.
+for tool in ["spirv-val", "ptxas"]:
+    if shutil.which(tool, path=config.environment["PATH"]):
+        config.available_features.add(tool)

@@ -1,0 +1,68 @@
+//! The lit features a test can ask for with `REQUIRES:`, `UNSUPPORTED:` and `%if`.
+//!
+//! * `llvm`, `spirv`: the relax tools were built with that backend.
+//! * `spirv-val`, `ptxas`: that validator is on `PATH`.
+//!
+//! [`Features::detect`] is the one place that decides them for the Rust runner;
+//! `test/lit.cfg.py` decides them for real lit (from `RELAX_FEATURES` and `PATH`).
+
+use std::path::Path;
+
+/// Which features are available.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    /// The tools include the LLVM backend (host code, PTX, JIT).
+    pub llvm: bool,
+    /// The tools include the SPIR-V backend.
+    pub spirv: bool,
+    /// `spirv-val` is on `PATH`.
+    pub spirv_val: bool,
+    /// `ptxas` is on `PATH`.
+    pub ptxas: bool,
+}
+
+impl Features {
+    /// Every feature name a test may mention.
+    pub const NAMES: [&'static str; 4] = ["llvm", "spirv", "spirv-val", "ptxas"];
+
+    /// The features of this build and machine.
+    ///
+    /// `relax-driver` does not yet report which backends it was built with, so `llvm` and
+    /// `spirv` count as absent; once it exposes them (for instance a
+    /// `relax_driver::features()`), this is where to read them.
+    pub fn detect() -> Self {
+        Self { llvm: false, spirv: false, spirv_val: on_path("spirv-val"), ptxas: on_path("ptxas") }
+    }
+
+    /// Whether feature `name` is available; `None` when no such feature exists.
+    pub fn get(&self, name: &str) -> Option<bool> {
+        match name {
+            "llvm" => Some(self.llvm),
+            "spirv" => Some(self.spirv),
+            "spirv-val" => Some(self.spirv_val),
+            "ptxas" => Some(self.ptxas),
+            _ => None,
+        }
+    }
+
+    /// The names of the available features.
+    pub fn available(&self) -> Vec<&'static str> {
+        Self::NAMES.into_iter().filter(|n| self.get(n) == Some(true)).collect()
+    }
+}
+
+/// Whether an executable named `name` is in a directory on `PATH`.
+pub fn on_path(name: &str) -> bool {
+    find_on_path(name).is_some()
+}
+
+/// The first executable named `name` on `PATH`.
+pub fn find_on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

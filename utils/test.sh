@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every test: formatting and lints, the Rust tests (which include the in-process
+# lit runner over test/), then the same test tree under LLVM's real lit and FileCheck-19.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+utils/install-deps.sh
+export PATH="/usr/lib/llvm-19/bin:$PATH"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace --quiet
+cargo build --quiet --bins
+python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q test/
+echo "all tests passed"
