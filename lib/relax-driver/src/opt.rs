@@ -112,6 +112,10 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     // Passes run in command-line order: pass flags and --pass-pipeline by position.
     let mut ordered: Vec<(usize, Vec<PipelineElement>)> = Vec::new();
     for name in &pass_ids {
+        // A count flag always has a value (0 by default); only flags actually given count.
+        if matches.value_source(name) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
         if let Some(idx) = matches.indices_of(name) {
             for i in idx {
                 ordered.push((i, vec![PipelineElement::Pass { name: name.to_string(), options: Default::default() }]));

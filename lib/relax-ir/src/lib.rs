@@ -21,10 +21,12 @@ pub mod op;
 pub mod pool;
 pub mod prim;
 pub mod prim_build;
+pub mod printer;
 pub mod relax;
 pub mod span;
 pub mod tir;
 pub mod ty;
+pub mod verify;
 
 pub use attrs::{AttrValue, Attrs, FloatBits};
 pub use diag::{Diagnostic, Severity};

@@ -73,20 +73,41 @@ impl Pool {
 
     /// The type of an expression's value.
     pub fn dtype(&self, e: PrimExpr) -> DataType {
+        // Follow the operand that determines the type iteratively: long operator chains
+        // must not recurse.
+        let mut e = e;
+        let mut compare_lanes: Option<u16> = None;
+        loop {
+            let next = match &self.prims[e] {
+                PrimExprData::Bin(op, a, _) if op.is_compare() || op.is_logical() => {
+                    compare_lanes.get_or_insert(0);
+                    *a
+                }
+                PrimExprData::Bin(_, a, _) | PrimExprData::Not(a) => *a,
+                PrimExprData::Select(_, t, _) => *t,
+                PrimExprData::Let { body, .. } => *body,
+                _ => break,
+            };
+            e = next;
+        }
+        let t = self.leaf_dtype(e);
+        match compare_lanes {
+            Some(_) => DataType::BOOL.with_lanes(t.lanes.max(1)),
+            None => t,
+        }
+    }
+
+    fn leaf_dtype(&self, e: PrimExpr) -> DataType {
         match &self.prims[e] {
             PrimExprData::Int(t, _) | PrimExprData::Float(t, _) => *t,
             PrimExprData::Str(_) => DataType::HANDLE,
             PrimExprData::Var(v) => self.vars[*v].dtype,
             PrimExprData::Load { dtype, .. } => *dtype,
-            PrimExprData::Bin(op, a, _) => {
-                let t = self.dtype(*a);
-                if op.is_compare() || op.is_logical() { DataType::BOOL.with_lanes(t.lanes.max(1)) } else { t }
+            PrimExprData::Bin(..) | PrimExprData::Not(_) | PrimExprData::Select(..) | PrimExprData::Let { .. } => {
+                unreachable!("followed by `dtype`")
             }
-            PrimExprData::Not(a) => self.dtype(*a),
             PrimExprData::Cast(t, _) => *t,
-            PrimExprData::Select(_, t, _) => self.dtype(*t),
             PrimExprData::Call { dtype, .. } => *dtype,
-            PrimExprData::Let { body, .. } => self.dtype(*body),
             PrimExprData::Ramp { base, lanes, .. } => self.dtype(*base).with_lanes(*lanes),
             PrimExprData::Broadcast { value, lanes } => self.dtype(*value).with_lanes(*lanes),
         }
@@ -132,7 +153,11 @@ impl Pool {
     pub fn collect_vars(&self, e: PrimExpr, out: &mut Vec<SymVar>) {
         // Iterative pre-order walk: deep expressions must not overflow the stack.
         let mut stack = vec![e];
+        let mut seen = std::collections::HashSet::new();
         while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
             if let PrimExprData::Var(v) = self.prims[e] {
                 if !out.contains(&v) {
                     out.push(v);

@@ -81,6 +81,8 @@ pub enum ArgKind {
     DType,
     /// Everything that follows, as written (variadic ops such as `R.call_pure_packed`).
     Variadic,
+    /// A packed function: a string names an extern function (`R.ExternFunc`).
+    Callee,
     /// A string stored as the op's first Relax arguments but written as the keyword
     /// `format=R.str("...")` after the others (`R.print`, `R.assert_op`).
     FormatStr,

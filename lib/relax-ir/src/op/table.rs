@@ -30,7 +30,7 @@ const ARGREDUCE: &[Param] = &[x("x"), at("axis", A::OptInt, D::None), at("keepdi
 const LIKE: &[Param] = &[x("x"), at("dtype", A::DType, D::Str("void"))];
 const TRI: &[Param] = &[x("x"), arg("k", K::PrimValue)];
 const DPS: &[Param] = &[x("func"), arg("args", K::TensorTuple), opt("packed_ints", K::Shape)];
-const VARIADIC: &[Param] = &[arg("args", K::Variadic)];
+const PACKED: &[Param] = &[arg("func", K::Callee), arg("args", K::Variadic)];
 
 /// Every op the project knows, in no particular order.
 pub static OPS: &[OpDef] = &[
@@ -270,15 +270,15 @@ pub static OPS: &[OpDef] = &[
         OpClass::DpsCall,
         true,
     ),
-    special("relax.call_dps_packed", &[x("func"), arg("args", K::TensorTuple)], OpClass::DpsCall, true),
-    special("relax.call_pure_packed", VARIADIC, OpClass::PackedCall, true),
+    special("relax.call_dps_packed", &[arg("func", K::Callee), arg("args", K::TensorTuple)], OpClass::DpsCall, true),
+    special("relax.call_pure_packed", PACKED, OpClass::PackedCall, true),
     special(
         "relax.call_inplace_packed",
-        &[arg("args", K::Variadic), at("inplace_indices", A::IntList, D::Required)],
+        &[arg("func", K::Callee), arg("args", K::Variadic), at("inplace_indices", A::IntList, D::Required)],
         OpClass::PackedCall,
         true,
     ),
-    special("relax.call_builtin_with_ctx", &[x("func"), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
+    special("relax.call_builtin_with_ctx", &[arg("func", K::Callee), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
     special("relax.invoke_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
     special("relax.invoke_pure_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, true),
     special("relax.make_closure", &[x("func"), arg("args", K::TensorTuple)], OpClass::Compute, true),

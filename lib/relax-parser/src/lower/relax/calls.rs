@@ -374,6 +374,7 @@ fn coerce_arg(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: ArgKind) -> LResult<
         }
         (ArgKind::PrimValueTuple, ExprKind::Tuple { elts, .. } | ExprKind::List(elts)) => exprs::tuple(fx, elts, a.span),
         (ArgKind::PrimValueTuple, _) if a.as_signed_int().is_some() => exprs::tuple(fx, std::slice::from_ref(a), a.span),
+        (ArgKind::Callee, ExprKind::Str(s)) => Ok(extern_func(fx, s, a.span)),
         (ArgKind::Str | ArgKind::FormatStr, ExprKind::Str(s)) => {
             let ty = fx.ty(TyData::Object);
             Ok(fx.add(ExprData::Str(s.clone()), Some(ty), a.span))

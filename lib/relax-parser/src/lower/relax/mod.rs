@@ -16,7 +16,7 @@ pub(crate) mod types;
 use std::collections::{HashMap, HashSet};
 
 use relax_ir::{
-    Binding, BindingKind, BlockData, DataType, Expr, ExprData, Global, Pool, RelaxFunction, Span, SymVar, Ty, TyData,
+    Binding, BindingKind, BlockData, DataType, Expr, ExprData, Pool, RelaxFunction, Span, SymVar, Ty, TyData,
     Var,
 };
 

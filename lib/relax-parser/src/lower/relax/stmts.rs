@@ -13,7 +13,7 @@ use super::{FuncCx, OpenBlock, signature, types};
 use crate::ast::{self, ExprKind, StmtKind};
 
 /// Phase 2 of a Relax function: its body.
-pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, g: Global, def: &ast::FunctionDef, f: &mut RelaxFunction) -> LResult<()> {
+pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, _g: Global, def: &ast::FunctionDef, f: &mut RelaxFunction) -> LResult<()> {
     let mut fx = FuncCx::new(cx, f);
     for &p in &fx.f.func.params.clone() {
         let name = fx.f.vars[p].name.clone();
