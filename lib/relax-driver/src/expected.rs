@@ -7,8 +7,8 @@
 //! message in `{{...}}`, matched as a substring. Every produced diagnostic must be
 //! expected and every expected one produced, with the same severity.
 
-use relax_ir::diag::{Diagnostic, Severity};
 use relax_ir::Span;
+use relax_ir::diag::{Diagnostic, Severity};
 
 use crate::source::SourceFile;
 
@@ -134,9 +134,9 @@ mod tests {
 
     #[test]
     fn reads_directives() {
-        let text = "x\n# expected-error@+1 {{bad thing}}\ny  # expected-warning {{w}}\n# expected-note@-3 {{n}}\n";
+        let text = "x\n# expected-error@+1 {{bad thing}}\ny  # expected-warning {{w}}\n# expected-note@-4 {{n}}\n";
         let f = SourceFile::new("t", text);
-        assert!(collect(&f, 0, text.len()).is_err(), "@-3 from line 3 is outside the file");
+        assert!(collect(&f, 0, text.len()).is_err(), "@-4 from line 3 is outside the file");
         let text = "x\n# expected-error@+1 {{bad thing}}\ny  # expected-warning {{w}}\n";
         let f = SourceFile::new("t", text);
         let e = collect(&f, 0, text.len()).unwrap();

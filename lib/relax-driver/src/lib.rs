@@ -40,9 +40,8 @@ pub fn tools() -> &'static [(&'static str, ToolMain)] {
 pub fn roundtrip_check(_path: &std::path::Path, text: &str) -> Result<(), String> {
     let Ok(m) = relax_parser::parse_module(text) else { return Ok(()) };
     let first = ir_text::print_module(&m);
-    let m2 = relax_parser::parse_module(&first).map_err(|d| {
-        format!("the printed module does not parse: {}", d.first().map_or("", |x| x.message.as_str()))
-    })?;
+    let m2 = relax_parser::parse_module(&first)
+        .map_err(|d| format!("the printed module does not parse: {}", d.first().map_or("", |x| x.message.as_str())))?;
     let second = ir_text::print_module(&m2);
     if first == second {
         return Ok(());

@@ -200,7 +200,9 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
                 failed = true;
             }
         } else {
-            let _ = io.stderr.write_all(render_all(&result.diag_file.unwrap_or_else(|| file.clone()), &diags, color).as_bytes());
+            let _ = io
+                .stderr
+                .write_all(render_all(&result.diag_file.unwrap_or_else(|| file.clone()), &diags, color).as_bytes());
             if diags.iter().any(Diagnostic::is_error) {
                 failed = true;
             }
@@ -209,7 +211,7 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             outputs.push(out);
         }
     }
-    if !(failed && !cli.verify_diagnostics) || !outputs.is_empty() {
+    if !failed || !outputs.is_empty() {
         let joined = outputs.join("# -----\n");
         let written = match cli.output.as_deref() {
             Some(path) if path != "-" => std::fs::write(path, joined.as_bytes()).map_err(|e| (path.to_string(), e)),
@@ -291,7 +293,14 @@ impl Run<'_> {
             // Diagnostics without a source span point into the printed IR of this module.
             if d.iter().any(|x| x.span.is_none()) {
                 let printed = SourceFile::new(format!("<after {pass}>"), print_module(&module));
-                let _ = stderr.write_all(render_all(&printed, &d.iter().filter(|x| x.span.is_none()).cloned().collect::<Vec<_>>(), self.color).as_bytes());
+                let _ = stderr.write_all(
+                    render_all(
+                        &printed,
+                        &d.iter().filter(|x| x.span.is_none()).cloned().collect::<Vec<_>>(),
+                        self.color,
+                    )
+                    .as_bytes(),
+                );
                 d.retain(|x| !x.span.is_none());
                 if d.is_empty() {
                     d.push(Diagnostic::error(Span::NONE, format!("pass `{pass}` {what}")));

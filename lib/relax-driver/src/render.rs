@@ -15,9 +15,9 @@
 
 use std::io::Write;
 
+use codespan_reporting::diagnostic::Severity as CsSev;
 use codespan_reporting::diagnostic::{LabelStyle, Severity as CsSeverity};
 use codespan_reporting::term::termcolor::Ansi;
-use codespan_reporting::diagnostic::Severity as CsSev;
 use codespan_reporting::term::{Config, GeneralWriteResult, Renderer, WriteStyle};
 use relax_ir::diag::{Diagnostic, Severity};
 

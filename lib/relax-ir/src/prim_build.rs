@@ -132,7 +132,8 @@ impl Pool {
 
     /// TVM's operator constructor for `op`: match types, fold, else build the node.
     pub fn binary(&mut self, op: BinOp, a: PrimExpr, b: PrimExpr) -> Result<PrimExpr, TypeMismatch> {
-        let (a, b) = if op.is_logical() { (self.bool_operand(a), self.bool_operand(b)) } else { self.match_types(a, b)? };
+        let (a, b) =
+            if op.is_logical() { (self.bool_operand(a), self.bool_operand(b)) } else { self.match_types(a, b)? };
         Ok(match self.try_const_fold(op, a, b) {
             Some(Folded::Operand(e)) => e,
             Some(Folded::Const(d)) => self.raw(d),

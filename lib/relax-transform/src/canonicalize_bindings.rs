@@ -14,7 +14,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::{Block, BindingKind, Expr, ExprData, Global, Module, RelaxFunction, Var};
+use relax_ir::{BindingKind, Block, Expr, ExprData, Global, Module, RelaxFunction, Var};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::walk::{all_seqs, operands, seq, tidy_blocks};

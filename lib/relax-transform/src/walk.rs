@@ -128,7 +128,10 @@ pub fn use_counts(f: &RelaxFunction) -> HashMap<Var, usize> {
 
 /// The blocks of every sequence, with the sequence they belong to.
 pub fn all_blocks(f: &RelaxFunction) -> Vec<(SeqLoc, Block)> {
-    all_seqs(f).into_iter().flat_map(|loc| seq(f, loc).blocks.iter().map(move |&b| (loc, b)).collect::<Vec<_>>()).collect()
+    all_seqs(f)
+        .into_iter()
+        .flat_map(|loc| seq(f, loc).blocks.iter().map(move |&b| (loc, b)).collect::<Vec<_>>())
+        .collect()
 }
 
 /// Removes empty blocks and merges adjacent blocks of the same kind in every sequence.

@@ -278,7 +278,12 @@ pub static OPS: &[OpDef] = &[
         OpClass::PackedCall,
         true,
     ),
-    special("relax.call_builtin_with_ctx", &[arg("func", K::Callee), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
+    special(
+        "relax.call_builtin_with_ctx",
+        &[arg("func", K::Callee), arg("args", K::TensorTuple)],
+        OpClass::PackedCall,
+        false,
+    ),
     special("relax.invoke_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
     special("relax.invoke_pure_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, true),
     special("relax.make_closure", &[x("func"), arg("args", K::TensorTuple)], OpClass::Compute, true),

@@ -1,8 +1,8 @@
 //! Attribute values written in the text: `{"op_pattern": 0, "tirx.noalias": True}`,
 //! `axes=[-1]`, `T.target({...})`, `T.bool(True)`.
 
-use relax_ir::attrs::{AttrValue, Attrs, FloatBits};
 use relax_ir::DataType;
+use relax_ir::attrs::{AttrValue, Attrs, FloatBits};
 
 use super::{Diags, LResult};
 use crate::ast::{self, ExprKind, UnaryOp};

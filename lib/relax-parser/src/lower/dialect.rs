@@ -20,7 +20,8 @@ impl Dialect {
     pub fn from_header(header: &[ast::Comment]) -> Dialect {
         let classic_header = header.iter().any(|c| {
             let b = c.body();
-            b.starts_with("from tvm.script import") && b.split_whitespace().collect::<Vec<_>>().ends_with(&["tir", "as", "T"])
+            b.starts_with("from tvm.script import")
+                && b.split_whitespace().collect::<Vec<_>>().ends_with(&["tir", "as", "T"])
         });
         Dialect { classic_header, typevars: Vec::new() }
     }

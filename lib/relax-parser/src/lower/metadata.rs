@@ -35,9 +35,10 @@ impl MetadataTable {
                     entries.insert((key, index), data);
                 }
                 None => {
-                    d.push(relax_ir::Diagnostic::error(sp(c.span), "malformed metadata line").with_note(
-                        "expected `# metadata[\"KEY\"][INDEX] = DTYPE DIMS|scalar HEXBYTES`",
-                    ));
+                    d.push(
+                        relax_ir::Diagnostic::error(sp(c.span), "malformed metadata line")
+                            .with_note("expected `# metadata[\"KEY\"][INDEX] = DTYPE DIMS|scalar HEXBYTES`"),
+                    );
                 }
             }
         }
@@ -83,7 +84,8 @@ mod tests {
     #[test]
     fn reads_data_lines() {
         let (k, i, d) =
-            parse_line("# metadata[\"relax.expr.Constant\"][3] = float32 2x2 0000803f000000400000404000008040").unwrap();
+            parse_line("# metadata[\"relax.expr.Constant\"][3] = float32 2x2 0000803f000000400000404000008040")
+                .unwrap();
         assert_eq!((k.as_str(), i), ("relax.expr.Constant", 3));
         assert_eq!(d.shape, Some(vec![2, 2]));
         assert!(parse_line("# metadata[\"k\"][0] = float32 2x2 00").is_none());

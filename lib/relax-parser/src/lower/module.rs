@@ -153,7 +153,10 @@ pub(crate) fn lower_module(file: &ast::File, diags: &mut Diags) -> Option<Module
             }
             StmtKind::Pass => {}
             _ => {
-                cx.diags.error(stmt.span, "expected a function, `R.ExternFunc`, `I.module_attrs` or `I.module_global_infos`");
+                cx.diags.error(
+                    stmt.span,
+                    "expected a function, `R.ExternFunc`, `I.module_attrs` or `I.module_global_infos`",
+                );
             }
         }
     }
@@ -170,11 +173,9 @@ pub(crate) fn lower_module(file: &ast::File, diags: &mut Diags) -> Option<Module
                 continue;
             };
             let mut func = *shell;
-            if super::relax::lower_body(&mut cx, g, f, &mut func).is_ok() {
-                cx.module.globals[g].func = Func::Relax(Box::new(func));
-            } else {
-                cx.module.globals[g].func = Func::Relax(Box::new(func));
-            }
+            // Errors are already reported; the function goes back either way.
+            let _ = super::relax::lower_body(&mut cx, f, &mut func);
+            cx.module.globals[g].func = Func::Relax(Box::new(func));
         } else if let Ok(pf) = super::tir::lower_prim_func(&mut cx, f, &deco) {
             cx.module.globals[g].func = Func::Prim(Box::new(pf));
         }
@@ -235,7 +236,9 @@ fn read_decorator(cx: &mut ModuleCx<'_>, f: &ast::FunctionDef) -> LResult<Decora
         }
     }
     if !found {
-        return Err(cx.diags.error(f.name.span, format!("function `{}` needs `@R.function` or `@T.prim_func`", f.name.name)));
+        return Err(cx
+            .diags
+            .error(f.name.span, format!("function `{}` needs `@R.function` or `@T.prim_func`", f.name.name)));
     }
     Ok(deco)
 }

@@ -91,7 +91,9 @@ pub(crate) fn lower_prim(s: &mut impl PrimScope, e: &ast::Expr) -> LResult<PrimE
                         ast::BinOp::BitXor => "tir.bitwise_xor",
                         ast::BinOp::LShift => "tir.shift_left",
                         ast::BinOp::RShift => "tir.shift_right",
-                        _ => return Err(s.diags().error(e.span, format!("operator `{other}` is not supported in TIR"))),
+                        _ => {
+                            return Err(s.diags().error(e.span, format!("operator `{other}` is not supported in TIR")));
+                        }
                     };
                     let (a, b) = matched(s, e.span, a, b)?;
                     let dtype = s.pool().dtype(a);
@@ -189,7 +191,13 @@ fn mismatch(s: &mut impl PrimScope, span: ast::Span, m: TypeMismatch) -> super::
 }
 
 /// `a op b` through TVM's operator constructor.
-pub(crate) fn binary(s: &mut impl PrimScope, span: ast::Span, op: BinOp, a: PrimExpr, b: PrimExpr) -> LResult<PrimExpr> {
+pub(crate) fn binary(
+    s: &mut impl PrimScope,
+    span: ast::Span,
+    op: BinOp,
+    a: PrimExpr,
+    b: PrimExpr,
+) -> LResult<PrimExpr> {
     match s.pool().binary(op, a, b) {
         Ok(e) => Ok(e),
         Err(m) => Err(mismatch(s, span, m)),
@@ -203,7 +211,13 @@ fn matched(s: &mut impl PrimScope, span: ast::Span, a: PrimExpr, b: PrimExpr) ->
     }
 }
 
-fn args_n<'a>(s: &mut impl PrimScope, e: &ast::Expr, call: &'a ast::Call, n: usize, what: &str) -> LResult<&'a [ast::Expr]> {
+fn args_n<'a>(
+    s: &mut impl PrimScope,
+    e: &ast::Expr,
+    call: &'a ast::Call,
+    n: usize,
+    what: &str,
+) -> LResult<&'a [ast::Expr]> {
     if call.args.len() != n || !call.keywords.is_empty() {
         return Err(s.diags().error(e.span, format!("`{what}` takes {n} argument{}", if n == 1 { "" } else { "s" })));
     }

@@ -42,7 +42,13 @@ enum FuncRef {
     Var(relax_ir::Var),
 }
 
-fn function_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, f: FuncRef, ann: Option<Ty>) -> LResult<Expr> {
+fn function_call(
+    fx: &mut FuncCx<'_, '_>,
+    e: &ast::Expr,
+    call: &ast::Call,
+    f: FuncRef,
+    ann: Option<Ty>,
+) -> LResult<Expr> {
     if let Some(k) = call.keywords.first() {
         return Err(fx.d().error(k.span, "Relax functions take positional arguments only"));
     }
@@ -151,7 +157,9 @@ fn extern_func(fx: &mut FuncCx<'_, '_>, name: &str, span: ast::Span) -> Expr {
 fn sinfo_keyword(fx: &mut FuncCx<'_, '_>, call: &ast::Call) -> LResult<Vec<Ty>> {
     let Some(v) = call.keyword("sinfo_args").or_else(|| call.keyword("ty_args")) else { return Ok(Vec::new()) };
     match &v.kind {
-        ExprKind::Tuple { elts, .. } | ExprKind::List(elts) => elts.iter().map(|t| types::lower_type(fx, t, false)).collect(),
+        ExprKind::Tuple { elts, .. } | ExprKind::List(elts) => {
+            elts.iter().map(|t| types::lower_type(fx, t, false)).collect()
+        }
         _ => Ok(vec![types::lower_type(fx, v, false)?]),
     }
 }
@@ -164,7 +172,8 @@ fn dps_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, which: &st
     let opid = op::lookup(&format!("relax.{which}")).expect("DPS ops are in the table");
     let get = |i: usize, key: &[&str]| call.args.get(i).or_else(|| key.iter().find_map(|k| call.keyword(k)));
     for k in &call.keywords {
-        let known = ["out_sinfo", "out_ty", "tir_vars", "inplace_indices", "te_grad_name", "te_grad_kwargs", "func", "args"];
+        let known =
+            ["out_sinfo", "out_ty", "tir_vars", "inplace_indices", "te_grad_name", "te_grad_kwargs", "func", "args"];
         if !known.contains(&k.name.name.as_str()) {
             return Err(fx.d().error(k.name.span, format!("unexpected keyword `{}` of `R.{which}`", k.name.name)));
         }
@@ -267,7 +276,13 @@ fn packed_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) -> LRes
 }
 
 /// An op the table does not know: arguments and keywords are kept as written.
-fn custom_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, name: String, ann: Option<Ty>) -> LResult<Expr> {
+fn custom_call(
+    fx: &mut FuncCx<'_, '_>,
+    e: &ast::Expr,
+    call: &ast::Call,
+    name: String,
+    ann: Option<Ty>,
+) -> LResult<Expr> {
     let mut args = Vec::with_capacity(call.args.len());
     for a in &call.args {
         args.push(leaf(fx, a)?);
@@ -289,7 +304,13 @@ fn custom_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, name: S
 
 /// An op of the table: positional and keyword arguments are matched to its parameters,
 /// convenience spellings are normalised and defaults filled in.
-fn table_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, def: &'static OpDef, op: OpRef) -> LResult<Expr> {
+fn table_call(
+    fx: &mut FuncCx<'_, '_>,
+    e: &ast::Expr,
+    call: &ast::Call,
+    def: &'static OpDef,
+    op: OpRef,
+) -> LResult<Expr> {
     let n = def.params.len();
     let mut slots: Vec<Vec<&ast::Expr>> = vec![Vec::new(); n];
     let mut positional = call.args.iter();
@@ -312,7 +333,9 @@ fn table_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, def: &'s
             continue;
         }
         let Some(i) = def.params.iter().position(|p| p.name == k.name.name) else {
-            return Err(fx.d().error(k.name.span, format!("`R.{}` has no parameter `{}`", def.text_name(), k.name.name)));
+            return Err(fx
+                .d()
+                .error(k.name.span, format!("`R.{}` has no parameter `{}`", def.text_name(), k.name.name)));
         };
         if !slots[i].is_empty() {
             return Err(fx.d().error(k.name.span, format!("parameter `{}` is given twice", k.name.name)));
@@ -336,10 +359,9 @@ fn table_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, def: &'s
                     args.push(fx.add(ExprData::Str(String::new()), Some(ty), e.span));
                 }
                 _ => {
-                    return Err(fx.d().error(
-                        e.span,
-                        format!("`R.{}` is missing its argument `{}`", def.text_name(), p.name),
-                    ));
+                    return Err(fx
+                        .d()
+                        .error(e.span, format!("`R.{}` is missing its argument `{}`", def.text_name(), p.name)));
                 }
             },
             ParamRole::Attr { kind, default } => {
@@ -372,8 +394,12 @@ fn coerce_arg(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: ArgKind) -> LResult<
             let ty = fx.ty(TyData::shape(dims.clone()));
             Ok(fx.add(ExprData::Shape(dims), Some(ty), a.span))
         }
-        (ArgKind::PrimValueTuple, ExprKind::Tuple { elts, .. } | ExprKind::List(elts)) => exprs::tuple(fx, elts, a.span),
-        (ArgKind::PrimValueTuple, _) if a.as_signed_int().is_some() => exprs::tuple(fx, std::slice::from_ref(a), a.span),
+        (ArgKind::PrimValueTuple, ExprKind::Tuple { elts, .. } | ExprKind::List(elts)) => {
+            exprs::tuple(fx, elts, a.span)
+        }
+        (ArgKind::PrimValueTuple, _) if a.as_signed_int().is_some() => {
+            exprs::tuple(fx, std::slice::from_ref(a), a.span)
+        }
         (ArgKind::Callee, ExprKind::Str(s)) => Ok(extern_func(fx, s, a.span)),
         (ArgKind::Str | ArgKind::FormatStr, ExprKind::Str(s)) => {
             let ty = fx.ty(TyData::Object);
@@ -394,7 +420,8 @@ pub(crate) fn attr_of_kind(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: AttrKin
     let bad = |fx: &mut FuncCx<'_, '_>, what: &str| -> Reported {
         fx.d().error(a.span, format!("expected {what}, found {}", a.describe()))
     };
-    let int_list = |v: &AttrValue| v.as_int_list().map(|l| AttrValue::List(l.into_iter().map(AttrValue::Int).collect()));
+    let int_list =
+        |v: &AttrValue| v.as_int_list().map(|l| AttrValue::List(l.into_iter().map(AttrValue::Int).collect()));
     Ok(match kind {
         AttrKind::Int => match v.as_int() {
             Some(i) if !matches!(v, AttrValue::Bool(_)) => AttrValue::Int(i),

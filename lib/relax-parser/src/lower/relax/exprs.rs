@@ -1,7 +1,7 @@
 //! Relax expressions: leaves, tuples, item access, constants, tensor operator sugar, and
 //! the flattening of nested calls into fresh bindings (A-normal form).
 
-use relax_ir::{Constant, ConstData, ConstPayload, DataType, Expr, ExprData, PrimExpr, Ty, TyData};
+use relax_ir::{ConstData, ConstPayload, Constant, DataType, Expr, ExprData, PrimExpr, Ty, TyData};
 
 use super::super::prim_expr::lower_prim;
 use super::super::{LResult, Reported};
@@ -74,7 +74,9 @@ pub(crate) fn value(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, ann: Option<Ty>) -> 
                     None => Err(fx.d().error(e.span, format!("module has no function `{f}`"))),
                 };
             }
-            Err(fx.d().error(e.span, format!("expected a Relax value, found `{}`", e.dotted_name().unwrap_or_default())))
+            Err(fx
+                .d()
+                .error(e.span, format!("expected a Relax value, found `{}`", e.dotted_name().unwrap_or_default())))
         }
         ExprKind::Int(_) | ExprKind::Unary { op: UnaryOp::Neg, .. } if e.as_signed_int().is_some() => {
             let v = e.as_signed_int().unwrap_or_default();
@@ -219,8 +221,7 @@ fn metadata_ref(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Option<Consta
         return Ok(Some(c));
     }
     let data = fx.cx.metadata.get(key, i).cloned().or_else(|| fx.cx.metadata.get(k, i).cloned());
-    let data =
-        data.unwrap_or(ConstData { dtype: DataType::VOID, shape: None, payload: ConstPayload::Opaque });
+    let data = data.unwrap_or(ConstData { dtype: DataType::VOID, shape: None, payload: ConstPayload::Opaque });
     let c = fx.cx.module.constants.push(data);
     fx.cx.constants.insert((key.to_string(), i), c);
     Ok(Some(c))

@@ -10,7 +10,9 @@
 use std::collections::HashMap;
 
 use relax_ir::op::OpClass;
-use relax_ir::{Call, DataType, Expr, ExprData, Func, Global, Pool, PrimExpr, PrimExprData, SymVar, TensorShape, Ty, TyData};
+use relax_ir::{
+    Call, DataType, Expr, ExprData, Func, Global, Pool, PrimExpr, PrimExprData, SymVar, TensorShape, Ty, TyData,
+};
 
 use super::super::LResult;
 use super::FuncCx;
@@ -194,7 +196,9 @@ fn bind(from: &Pool, pt: Ty, to: &Pool, at: Ty, map: &mut HashMap<SymVar, PrimEx
 pub(crate) fn subst_ty(from: &Pool, t: Ty, map: &HashMap<SymVar, PrimExpr>, to: &mut Pool) -> Ty {
     let data = match from.ty(t).clone() {
         TyData::Object => TyData::Object,
-        TyData::Prim { dtype, value } => TyData::Prim { dtype, value: value.and_then(|v| subst_prim(from, v, map, to)) },
+        TyData::Prim { dtype, value } => {
+            TyData::Prim { dtype, value: value.and_then(|v| subst_prim(from, v, map, to)) }
+        }
         TyData::Shape { values, ndim } => {
             let values = values.and_then(|vs| vs.iter().map(|&v| subst_prim(from, v, map, to)).collect());
             TyData::Shape { values, ndim }

@@ -16,13 +16,12 @@ pub(crate) mod types;
 use std::collections::{HashMap, HashSet};
 
 use relax_ir::{
-    Binding, BindingKind, BlockData, DataType, Expr, ExprData, Pool, RelaxFunction, Span, SymVar, Ty, TyData,
-    Var,
+    Binding, BindingKind, BlockData, DataType, Expr, ExprData, Pool, RelaxFunction, Span, SymVar, Ty, TyData, Var,
 };
 
+use super::Diags;
 use super::module::{Decorator, ModuleCx};
 use super::prim_expr::{PrimName, PrimScope};
-use super::Diags;
 use crate::ast;
 
 pub(crate) use signature::lower_signature;

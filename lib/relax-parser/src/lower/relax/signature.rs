@@ -10,7 +10,6 @@ use std::collections::HashMap;
 
 use relax_ir::{Attrs, DataType, ExprData, FunctionNode, RelaxFunction, SeqExpr, TyData};
 
-
 use super::super::module::{Decorator, ModuleCx};
 use super::super::prim_expr::t_dtype;
 use super::super::{LResult, sp};
@@ -31,7 +30,13 @@ pub(crate) fn empty_function() -> RelaxFunction {
         exprs,
         expr_ty,
         blocks: Default::default(),
-        func: FunctionNode { params: Vec::new(), ret: void, body: SeqExpr { blocks: Vec::new(), body }, attrs: Attrs::new(), pure: true },
+        func: FunctionNode {
+            params: Vec::new(),
+            ret: void,
+            body: SeqExpr { blocks: Vec::new(), body },
+            attrs: Attrs::new(),
+            pure: true,
+        },
         spans: Default::default(),
     }
 }
@@ -78,7 +83,11 @@ pub(crate) fn is_identifier(s: &str) -> bool {
 }
 
 /// Phase 1 of a Relax function.
-pub(crate) fn lower_signature(cx: &mut ModuleCx<'_>, def: &ast::FunctionDef, deco: &Decorator) -> LResult<RelaxFunction> {
+pub(crate) fn lower_signature(
+    cx: &mut ModuleCx<'_>,
+    def: &ast::FunctionDef,
+    deco: &Decorator,
+) -> LResult<RelaxFunction> {
     let mut f = empty_function();
     f.spans.func = sp(def.name.span);
     f.func.pure = !deco.impure;

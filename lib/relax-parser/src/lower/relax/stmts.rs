@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use relax_ir::{BindingKind, DataType, Expr, ExprData, FunctionNode, Global, RelaxFunction, SeqExpr, Ty, TyData, Var};
+use relax_ir::{BindingKind, DataType, Expr, ExprData, FunctionNode, RelaxFunction, SeqExpr, Ty, TyData, Var};
 
 use super::super::attrs::{lower_attr_dict, normalize_func_attrs};
 use super::super::module::ModuleCx;
@@ -13,7 +13,7 @@ use super::{FuncCx, OpenBlock, signature, types};
 use crate::ast::{self, ExprKind, StmtKind};
 
 /// Phase 2 of a Relax function: its body.
-pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, _g: Global, def: &ast::FunctionDef, f: &mut RelaxFunction) -> LResult<()> {
+pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, def: &ast::FunctionDef, f: &mut RelaxFunction) -> LResult<()> {
     let mut fx = FuncCx::new(cx, f);
     for &p in &fx.f.func.params.clone() {
         let name = fx.f.vars[p].name.clone();
@@ -38,11 +38,15 @@ enum Context {
     Branch(&'static str),
 }
 
+/// The result variable of an `if` branch: its name, its annotation, and the span of the
+/// statement assigning it.
+type BranchResult = (String, Option<Ty>, ast::Span);
+
 /// A lowered statement list.
 struct Seq {
     seq: SeqExpr,
-    /// For branches: the result name, its annotation, and the last statement's span.
-    result: Option<(String, Option<Ty>, ast::Span)>,
+    /// For branches: the result variable.
+    result: Option<BranchResult>,
 }
 
 fn lower_seq(fx: &mut FuncCx<'_, '_>, stmts: &[ast::Stmt], cxk: Context, end: ast::Span) -> LResult<Seq> {
@@ -115,7 +119,7 @@ fn branch_result(
     annotation: Option<&ast::Expr>,
     v: &ast::Expr,
     which: &str,
-) -> LResult<(Expr, (String, Option<Ty>, ast::Span))> {
+) -> LResult<(Expr, BranchResult)> {
     let [target] = targets else {
         return Err(fx.d().error(stmt.span, "the result of an `if` branch is assigned to one name"));
     };
@@ -171,13 +175,17 @@ fn lower_stmt(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, top: bool) -> LResult<(
                         }
                         return Ok(());
                     }
-                    "R.output" => return Err(fx.d().error(e.span, "`R.output` belongs at the end of a dataflow block")),
+                    "R.output" => {
+                        return Err(fx.d().error(e.span, "`R.output` belongs at the end of a dataflow block"));
+                    }
                     _ => {}
                 }
             }
             expression_statement(fx, stmt, e)
         }
-        StmtKind::With { item, target: None, body } if item.as_dotted_call().is_some_and(|(_, n)| n == "R.dataflow") => {
+        StmtKind::With { item, target: None, body }
+            if item.as_dotted_call().is_some_and(|(_, n)| n == "R.dataflow") =>
+        {
             dataflow(fx, stmt, body)
         }
         StmtKind::If { cond, then_body, else_body } => if_stmt(fx, stmt, cond, then_body, else_body.as_deref()),
@@ -197,7 +205,9 @@ fn declare(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt) -> LResult<bool> {
             Some(&v) => {
                 let have = fx.f.pool.vars[v].dtype;
                 if have != dtype {
-                    return Err(fx.d().error(span, format!("`{name}` is declared `{dtype}` but the signature uses it as `{have}`")));
+                    return Err(fx
+                        .d()
+                        .error(span, format!("`{name}` is declared `{dtype}` but the signature uses it as `{have}`")));
                 }
             }
             None => {
@@ -256,7 +266,10 @@ fn binding_value(
     if let Some((call, name)) = v.as_dotted_call()
         && name == "R.match_cast"
     {
-        let (Some(src), Some(t)) = (call.args.first().or_else(|| call.keyword("value")), call.args.get(1).or_else(|| call.keyword("struct_info"))) else {
+        let (Some(src), Some(t)) = (
+            call.args.first().or_else(|| call.keyword("value")),
+            call.args.get(1).or_else(|| call.keyword("struct_info")),
+        ) else {
             return Err(fx.d().error(v.span, "`R.match_cast` takes a value and a type"));
         };
         let src = leaf(fx, src)?;
@@ -396,11 +409,8 @@ fn if_stmt(
         }
     };
     let name = tn.clone();
-    let val = fx.add(
-        ExprData::If { cond: c, then_branch: then_seq.seq, else_branch: else_seq.seq },
-        Some(ty),
-        stmt.span,
-    );
+    let val =
+        fx.add(ExprData::If { cond: c, then_branch: then_seq.seq, else_branch: else_seq.seq }, Some(ty), stmt.span);
     let var = fx.define_var(&name, ty, stmt.span);
     fx.emit(var, val, BindingKind::Value);
     Ok(())
