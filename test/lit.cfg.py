@@ -26,8 +26,9 @@ config.name = "relax"
 # The internal shell; lit rejects ShTest(execute_external=True) here.
 config.test_format = lit.formats.ShTest()
 config.suffixes = [".rlx"]
-# Inputs/ holds data that RUN lines read; Output/ is lit's scratch space.
-config.excludes = ["Inputs", "Output"]
+# Inputs/ holds data that RUN lines read; Corpus/ holds TVM-printed text that
+# lib/relax-driver/tests/corpus.rs reads (data, not tests); Output/ is lit's scratch space.
+config.excludes = ["Inputs", "Corpus", "Output"]
 
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 # %t lives in test/**/Output/ (gitignored), as in LLVM's own trees.

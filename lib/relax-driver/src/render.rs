@@ -128,8 +128,13 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
     let pad = max_line.to_string().len();
     r.render_snippet_empty(pad, sev, 0, &[]).map_err(err)?;
     let mut i = 0;
+    let mut prev_line: Option<usize> = None;
     while i < labels.len() {
         let li = labels[i].0;
+        if prev_line.is_some_and(|p| li > p + 1) {
+            r.render_snippet_break(pad, sev, 0, &[]).map_err(err)?;
+        }
+        prev_line = Some(li);
         let range = file.line_range(li);
         let (shown, offset) = window(&file.text[range.clone()], labels[i].1.saturating_sub(range.start));
         let mut singles = Vec::new();

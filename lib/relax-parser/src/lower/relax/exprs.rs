@@ -65,7 +65,15 @@ pub(crate) fn value(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, ann: Option<Ty>) -> 
                 let p = fx.f.pool.var_ref(s);
                 Ok(prim_value(fx, p, e.span))
             }
-            None => Err(fx.d().error(e.span, format!("undefined variable `{n}`"))),
+            None => {
+                let mut d = relax_ir::Diagnostic::error(fx.span(e.span), format!("undefined variable `{n}`"));
+                if let Some(&def) = fx.dataflow_locals.get(n.as_str()) {
+                    d = d.with_secondary(def, "defined here, inside a dataflow block").with_note(format!(
+                        "`{n}` is local to its dataflow block; list it in `R.output(...)` to use it after the block"
+                    ));
+                }
+                Err(fx.d().push(d))
+            }
         },
         ExprKind::Attribute { .. } => {
             if let Some(f) = global_attr(e) {

@@ -54,6 +54,9 @@ pub(crate) struct FuncCx<'a, 'd> {
     pub used_names: HashSet<String>,
     /// Counter for `lv` names.
     pub fresh: u32,
+    /// Where the dataflow variables of finished dataflow blocks were defined, by name,
+    /// to explain an "undefined variable" error for a use after the block.
+    pub dataflow_locals: HashMap<String, Span>,
 }
 
 impl<'a, 'd> FuncCx<'a, 'd> {
@@ -71,6 +74,7 @@ impl<'a, 'd> FuncCx<'a, 'd> {
             blocks: Vec::new(),
             used_names,
             fresh: 0,
+            dataflow_locals: HashMap::new(),
         }
     }
 
@@ -132,14 +136,23 @@ impl<'a, 'd> FuncCx<'a, 'd> {
         e
     }
 
-    /// Closes the open block (if it has bindings) into the list of finished blocks.
-    pub fn close_block(&mut self) {
+    /// Closes the open block (if it has bindings) into the list of finished blocks. As
+    /// TVM's normaliser does, a block follows on from a previous block of the same kind
+    /// instead of starting a new one.
+    pub fn close_block(&mut self) -> Option<relax_ir::Block> {
         let open = std::mem::take(&mut self.block);
-        if open.bindings.is_empty() && !open.dataflow {
-            return;
+        if open.bindings.is_empty() {
+            return None;
+        }
+        if let Some(&prev) = self.blocks.last()
+            && self.f.blocks[prev].dataflow == open.dataflow
+        {
+            self.f.blocks[prev].bindings.extend(open.bindings);
+            return Some(prev);
         }
         let b = self.f.blocks.push(BlockData { dataflow: open.dataflow, bindings: open.bindings });
         self.blocks.push(b);
+        Some(b)
     }
 
     /// Adds an expression with its type and span.

@@ -93,7 +93,7 @@ fn lower_seq_inner(fx: &mut FuncCx<'_, '_>, stmts: &[ast::Stmt], cxk: Context, e
         };
         failed |= r.is_err();
     }
-    fx.close_block();
+    let _ = fx.close_block();
     let Some(body) = body else {
         if failed {
             return Err(Reported);
@@ -311,7 +311,7 @@ fn dataflow(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, body: &[ast::Stmt]) -> LR
     if fx.block.dataflow {
         return Err(fx.d().error(stmt.span, "dataflow blocks cannot be nested"));
     }
-    fx.close_block();
+    let _ = fx.close_block();
     fx.block = OpenBlock { dataflow: true, bindings: Vec::new() };
     fx.scopes.push(HashMap::new());
     let mut outputs: Option<Vec<(String, ast::Span)>> = None;
@@ -358,20 +358,23 @@ fn dataflow(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, body: &[ast::Stmt]) -> LR
         }
     }
     // Every variable bound in the block that is not an output is a dataflow variable.
-    for b in &fx.block.bindings {
-        if !outs.contains(&b.var) {
-            fx.f.vars[b.var].dataflow = true;
+    for i in 0..fx.block.bindings.len() {
+        let v = fx.block.bindings[i].var;
+        if !outs.contains(&v) {
+            fx.f.vars[v].dataflow = true;
+            let name = fx.f.vars[v].name.clone();
+            let span = *fx.f.spans.vars.get(v);
+            fx.dataflow_locals.insert(name, span);
         }
     }
     for v in outs {
         let name = fx.f.vars[v].name.clone();
         fx.scopes.last_mut().expect("a scope is always open").insert(name, v);
     }
-    let block = std::mem::take(&mut fx.block);
-    if !block.bindings.is_empty() {
-        let b = fx.f.blocks.push(relax_ir::BlockData { dataflow: true, bindings: block.bindings });
+    if let Some(b) = fx.close_block()
+        && fx.f.spans.blocks.get(b).is_none()
+    {
         fx.f.spans.blocks.set(b, fx.span(stmt.span));
-        fx.blocks.push(b);
     }
     if failed { Err(Reported) } else { Ok(()) }
 }

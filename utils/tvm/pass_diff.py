@@ -1,0 +1,52 @@
+"""Runs TVM's version of relax passes on a test input and diffs the result with ours.
+
+usage: python pass_diff.py FILE.rlx RELAX_OPT PASS [PASS ...]
+
+FILE may hold several modules separated by `# -----` lines. Each is parsed by TVM,
+transformed by the TVM passes named (class names in tvm.relax.transform, e.g.
+CanonicalizeBindings DeadCodeElimination), printed, and compared with
+`RELAX_OPT --split-input-file --<kebab-case pass> ...` on the same chunk. A manual
+checking tool for pass authors: it needs a Python with apache-tvm 0.25.
+"""
+import re
+import subprocess
+import sys
+import tempfile
+
+import tvm
+from tvm import relax
+from tvm.script import from_source
+
+
+def kebab(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 2
+    path, relax_opt, passes = argv[0], argv[1], argv[2:]
+    chunks = re.split(r"(?m)^# -----.*\n", open(path, encoding="utf-8").read())
+    bad = 0
+    for i, chunk in enumerate(chunks):
+        if "@I.ir_module" not in chunk:
+            continue
+        mod = from_source(chunk)
+        for p in passes:
+            mod = getattr(relax.transform, p)()(mod)
+        theirs = mod.script().rstrip("\n") + "\n"
+        with tempfile.NamedTemporaryFile("w", suffix=".rlx", delete=False) as f:
+            f.write(chunk)
+        flags = [f"--{kebab(p)}" for p in passes]
+        ours = subprocess.run([relax_opt, f.name, *flags], capture_output=True, text=True).stdout
+        if ours == theirs:
+            print(f"chunk {i}: same")
+        else:
+            bad += 1
+            print(f"chunk {i}: DIFFERENT\n--- tvm\n{theirs}--- ours\n{ours}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
