@@ -80,7 +80,7 @@ fn check_dir(dir: &Path) -> usize {
 
 #[test]
 fn shared_samples_parse() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/samples");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test/Corpus/shared-samples");
     if !dir.is_dir() {
         eprintln!("note: {} not found; skipping the shared samples", dir.display());
         return;

@@ -1,14 +1,15 @@
 //! Finding tests: `*.rlx` files under a folder, and ```` ```rlx ```` blocks in Markdown.
 //!
-//! Folders are walked in sorted order; `Inputs` (data that RUN lines read), `Output`
-//! (lit's scratch space) and hidden folders are skipped, as in `test/lit.cfg.py`.
+//! Folders are walked in sorted order; `Inputs` (data that RUN lines read), `Corpus` (TVM
+//! text that `lib/relax-driver/tests/corpus.rs` reads), `Output` (lit's scratch space) and
+//! hidden folders are skipped, as in `test/lit.cfg.py`.
 
 use std::path::{Path, PathBuf};
 
 use crate::runner::TestCase;
 
 /// Folder names that never hold tests.
-pub const EXCLUDED: [&str; 2] = ["Inputs", "Output"];
+pub const EXCLUDED: [&str; 3] = ["Inputs", "Corpus", "Output"];
 
 /// Every `*.rlx` file under `dir`, sorted, as test cases named relative to `root`.
 pub fn test_files(root: &Path, dir: &Path) -> Vec<TestCase> {

@@ -57,9 +57,9 @@ pub fn sample_section(text: &str, title: &str) -> String {
     out
 }
 
-/// Reads a sample file of the repository's shared samples.
+/// Reads a sample file (TVM-printed text, copied into `test/Corpus/shared-samples`).
 pub fn sample(rel: &str) -> String {
-    let path = format!("{}/../../../shared/samples/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../test/Corpus/shared-samples/{rel}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

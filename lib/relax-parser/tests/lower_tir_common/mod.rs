@@ -10,7 +10,7 @@ use relax_parser::parse_syntax;
 
 /// The shared samples folder, if present.
 pub fn samples_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/samples");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test/Corpus/shared-samples");
     if dir.is_dir() { Some(dir) } else { None }
 }
 
