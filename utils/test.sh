@@ -9,5 +9,6 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --quiet
 cargo build --quiet --bins
+export RELAX_BIN_DIR="$(realpath "${CARGO_TARGET_DIR:-target}")/debug"
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q test/
 echo "all tests passed"
