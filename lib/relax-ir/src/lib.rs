@@ -11,6 +11,7 @@
 //! The data layout follows Cranelift: typed `u32` handles into arenas owned by each
 //! function, spans in side tables, nesting by handle, no `Rc` or `RefCell`.
 
+pub mod arith;
 pub mod attrs;
 pub mod diag;
 pub mod dtype;
