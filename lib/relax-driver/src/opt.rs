@@ -172,7 +172,9 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             let valid = e.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
             let file = SourceFile::new(&name, lossy);
-            let d = Diagnostic::error(Span::new(valid as u32, valid as u32 + 1), "the input is not valid UTF-8");
+            // In the lossy text the bad bytes are U+FFFD: underline the whole character.
+            let bad = Span::new(valid as u32, (valid + char::REPLACEMENT_CHARACTER.len_utf8()) as u32);
+            let d = Diagnostic::error(bad, "the input is not valid UTF-8").with_label("not UTF-8");
             let _ = io.stderr.write_all(render_all(&file, &[d], color).as_bytes());
             return 1;
         }

@@ -26,6 +26,10 @@ use crate::source::{SourceFile, floor_char_boundary};
 /// Longest source line shown whole; longer lines show a window around the label.
 const MAX_SHOWN_LINE: usize = 240;
 
+/// Longest message, label or note printed whole (in characters); a message quoting a
+/// 5 MB identifier is cut.
+const MAX_MESSAGE: usize = 1000;
+
 fn severity(s: Severity) -> CsSeverity {
     match s {
         Severity::Error => CsSeverity::Error,
@@ -95,13 +99,14 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
     let config = Config::default();
     let sev = severity(d.severity);
     let err = |e: codespan_reporting::files::Error| std::io::Error::other(e.to_string());
+    let message = printable(&d.message);
     if d.span.is_none() {
         let mut r = Renderer::new(w, &config);
-        let msg = format!("{}: {}", file.name, d.message);
+        let msg = format!("{}: {message}", file.name);
         // No location: `FILE: error: message`.
         r.render_header(None, sev, None, &msg).map_err(err)?;
         for n in &d.notes {
-            r.render_snippet_note(0, n).map_err(err)?;
+            r.render_snippet_note(0, &printable(n)).map_err(err)?;
         }
         return Ok(());
     }
@@ -110,11 +115,13 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
     // codespan's `Locus` is not public: write `FILE:LINE:COL: ` before the header.
     write!(w, "{}:{line}:{col}: ", file.name)?;
     let mut r = Renderer::new(w, &config);
-    r.render_header(None, sev, None, &d.message).map_err(err)?;
+    r.render_header(None, sev, None, &message).map_err(err)?;
     // The primary line and any secondary label lines, in order.
     let mut labels: Vec<(usize, usize, usize, LabelStyle, &str)> = Vec::new();
-    let all = std::iter::once((d.span, LabelStyle::Primary, d.label.as_str()))
-        .chain(d.secondary.iter().map(|(s, m)| (*s, LabelStyle::Secondary, m.as_str())));
+    let label = printable(&d.label);
+    let secondary: Vec<(relax_ir::Span, String)> = d.secondary.iter().map(|(s, m)| (*s, printable(m))).collect();
+    let all = std::iter::once((d.span, LabelStyle::Primary, label.as_str()))
+        .chain(secondary.iter().map(|(s, m)| (*s, LabelStyle::Secondary, m.as_str())));
     for (span, style, msg) in all {
         if span.is_none() {
             continue;
@@ -136,14 +143,16 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
         }
         prev_line = Some(li);
         let range = file.line_range(li);
-        let (shown, offset) = window(&file.text[range.clone()], labels[i].1.saturating_sub(range.start));
+        let (raw, offset) = window(&file.text[range.clone()], labels[i].1.saturating_sub(range.start));
+        let shown = visible(&raw);
         let mut singles = Vec::new();
         while i < labels.len() && labels[i].0 == li {
             let (_, s, e, style, msg) = labels[i];
-            let ls = (s - range.start).saturating_sub(offset).min(shown.len());
-            let le = (e.min(range.end) - range.start).saturating_sub(offset).clamp(ls, shown.len());
-            let ls = floor_char_boundary(&shown, ls);
-            let le = floor_char_boundary(&shown, le).max(ls);
+            let ls = (s - range.start).saturating_sub(offset).min(raw.len());
+            let le = (e.min(range.end) - range.start).saturating_sub(offset).clamp(ls, raw.len());
+            let ls = floor_char_boundary(&raw, ls);
+            let le = floor_char_boundary(&raw, le).max(ls);
+            let (ls, le) = (visible_offset(&raw, ls), visible_offset(&raw, le));
             singles.push((style, ls..le, msg));
             i += 1;
         }
@@ -151,9 +160,50 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
     }
     r.render_snippet_empty(pad, sev, 0, &[]).map_err(err)?;
     for n in &d.notes {
-        r.render_snippet_note(pad, n).map_err(err)?;
+        r.render_snippet_note(pad, &printable(n)).map_err(err)?;
     }
     Ok(())
+}
+
+/// A message as printed: control characters escaped (a message quoting the source must
+/// not break the one-line header or send escape sequences to a terminal), cut to
+/// [`MAX_MESSAGE`] characters.
+fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(4 * MAX_MESSAGE));
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX_MESSAGE {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A source line as shown: control characters other than tabs become Unicode control
+/// pictures (`\0` shows as `␀`), so that they are visible, have a width for the caret,
+/// and do not reach the terminal.
+fn visible(line: &str) -> String {
+    line.chars().map(control_picture).collect()
+}
+
+fn control_picture(c: char) -> char {
+    match c {
+        '\t' => c,
+        '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
+        '\x7f' => '\u{2421}',
+        _ if c.is_control() => '\u{fffd}',
+        _ => c,
+    }
+}
+
+/// The offset in `visible(line)` of byte `at` of `line` (a char boundary).
+fn visible_offset(line: &str, at: usize) -> usize {
+    line[..at].chars().map(|c| control_picture(c).len_utf8()).sum()
 }
 
 /// A window of a long line around byte `at`: the shown text and the byte offset it
@@ -190,6 +240,25 @@ mod tests {
         assert!(text.starts_with("t.rlx:2:5: error: unknown op `R.foo`\n"), "{text}");
         assert!(text.contains("2 │ b = R.foo(x)"), "{text}");
         assert!(text.contains("^^^^^ here"), "{text}");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_shown() {
+        let f = SourceFile::new("t.rlx", "x = \"a\u{1b}[31mb\"\0 q\n");
+        let d = Diagnostic::error(relax_ir::Span::new(12, 13), "unknown dtype `a\u{1b}[31m\nb`").with_label("here");
+        let text = render_all(&f, &[d], false);
+        assert!(text.starts_with("t.rlx:1:13: error: unknown dtype `a\\u{1b}[31m\\nb`\n"), "{text}");
+        assert!(!text.contains('\u{1b}') && !text.contains('\0'), "{text:?}");
+        assert!(text.contains("1 │ x = \"a\u{241b}[31mb\"\u{2400} q"), "{text}");
+        assert!(text.contains("│             ^ here"), "{text}");
+    }
+
+    #[test]
+    fn long_messages_are_cut() {
+        let f = SourceFile::new("t.rlx", "x\n");
+        let d = Diagnostic::error(relax_ir::Span::new(0, 1), format!("undefined variable `{}`", "a".repeat(10_000)));
+        let text = render_all(&f, &[d], false);
+        assert!(text.len() < 2_000 && text.contains("aaa..."), "{}", text.len());
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub enum AttrValue {
     Dict(Vec<(String, AttrValue)>),
     /// `T.target({...})` or `T.target("llvm")`.
     Target(Box<AttrValue>),
+    /// A value the IR does not model, kept as the canonical text TVM printed:
+    /// `T.index_map(lambda i, j: (j, i))` (`R.layout_transform`), `R.prim_value(T.float32(0.0))`.
+    Text(String),
 }
 
 /// An `f64` kept as its bits so that values can be hashed and compared exactly.

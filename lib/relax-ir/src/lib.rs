@@ -6,6 +6,7 @@
 //! * [`pool`], [`prim`], [`prim_build`], [`ty`]: per-function pools of TIR variables,
 //!   interned TIR expressions (with TVM's folding constructors) and interned types.
 //! * [`op`]: the operator table.
+//! * [`infer`]: type inference (struct info): subtyping, joins, call and op result types.
 //! * [`dtype`], [`attrs`], [`span`], [`entities`]: the small vocabulary.
 //!
 //! The data layout follows Cranelift: typed `u32` handles into arenas owned by each
@@ -17,6 +18,7 @@ pub mod diag;
 pub mod dtype;
 pub mod entities;
 mod half;
+pub mod infer;
 pub mod module;
 pub mod op;
 pub mod pool;

@@ -197,6 +197,25 @@ pub struct Range {
     pub extent: PrimExpr,
 }
 
+/// The value of an integer literal of `dtype` as stored in [`PrimExprData::Int`], or `None`
+/// when TVM's `IntImm` constructor rejects it: a signed type holds
+/// `-2^(bits-1) .. 2^(bits-1)` (`int1` holds 0 and 1), an unsigned type `0 .. 2^bits`
+/// (a `uint64` above `i64::MAX` is stored with its bits reinterpreted, as it prints).
+/// Non-integer types take any value that fits in `i64`.
+pub fn int_literal_value(dtype: DataType, v: i128) -> Option<i64> {
+    let bits = u32::from(dtype.bits).min(64);
+    if dtype.is_uint() || dtype.is_bool() {
+        let bits = if dtype.is_bool() { 1 } else { bits };
+        let max = if bits >= 64 { i128::from(u64::MAX) } else { (1i128 << bits) - 1 };
+        return (0..=max).contains(&v).then_some(v as u64 as i64);
+    }
+    if dtype.is_signed_int() && bits > 0 {
+        let (min, max) = if bits == 1 { (0, 1) } else { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) };
+        return (min..=max).contains(&v).then_some(v as i64);
+    }
+    i64::try_from(v).ok()
+}
+
 /// Wraps an integer result to the width of `dtype`, as TVM's constant folder does.
 pub fn wrap_int(dtype: DataType, v: i64) -> i64 {
     let bits = u32::from(dtype.bits);

@@ -408,7 +408,7 @@ impl Pool {
 /// Integer division rounding toward negative infinity.
 pub fn floor_div(a: i64, b: i64) -> i64 {
     let q = a.wrapping_div(b);
-    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+    if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
 }
 
 /// The remainder of [`floor_div`]: the sign follows the divisor.

@@ -645,7 +645,7 @@ fn explicit_root_control_flow_and_lowered_forms() {
     t.f.params.push(h);
     let (zero, one, two) = (t.i32c(0), t.i32c(1), t.i32c(2));
     let (f0, f1, f2) = (t.f32c(0.0), t.f32c(1.0), t.f32c(2.0));
-    // x: T.int32 = n + 1 in the middle of the sequence, then a chain at the end.
+    // x: T.let[T.int32] = n + 1 in the middle of the sequence, then a chain at the end.
     let (xv, xe) = t.sym("x", I32);
     let np1 = t.bin(BinOp::Add, n, one);
     let st = t.store(bb, vec![xe], f0);
@@ -703,7 +703,7 @@ class Module:
         with T.sblock("root"):
             T.reads()
             T.writes()
-            x: T.int32 = n + 1
+            x: T.let[T.int32] = n + 1
             B[x] = T.float32(0.0)
             with T.attr(B.data, "storage_alignment", 64):
                 B[0] = T.float32(1.0)
@@ -720,7 +720,7 @@ class Module:
                 B[0] = T.float32(0.0)
             B[0:4] = B[4:8]
             B[0:4] = T.Broadcast(T.float32(1.0), 4)
-            y: T.int32 = n + 1
+            y: T.let[T.int32] = n + 1
             assert n > 0, "bad"
             C = T.decl_buffer((4,), data=B.data)
             C[y] = T.float32(2.0)

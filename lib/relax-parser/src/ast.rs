@@ -359,6 +359,13 @@ pub enum ExprKind {
         /// The value otherwise.
         orelse: Box<Expr>,
     },
+    /// `lambda a, b: body` (TVM prints index maps as `T.index_map(lambda i, j: (j, i))`).
+    Lambda {
+        /// The parameter names.
+        params: Vec<Ident>,
+        /// The body.
+        body: Box<Expr>,
+    },
 }
 
 /// A call `func(args, name=value)`.
@@ -646,8 +653,11 @@ impl Expr {
     pub fn describe(&self) -> &'static str {
         match self.kind {
             ExprKind::Name(_) => "a name",
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) => "a literal",
-            ExprKind::Bool(_) | ExprKind::None => "a constant",
+            ExprKind::Int(_) => "an integer",
+            ExprKind::Float(_) => "a float",
+            ExprKind::Str(_) => "a string",
+            ExprKind::Bool(_) => "a boolean",
+            ExprKind::None => "`None`",
             ExprKind::Attribute { .. } => "an attribute",
             ExprKind::Call(_) => "a call",
             ExprKind::Subscript { .. } => "a subscript",
@@ -660,6 +670,7 @@ impl Expr {
             ExprKind::BoolOp { .. } => "a boolean expression",
             ExprKind::Compare { .. } => "a comparison",
             ExprKind::IfExp { .. } => "a conditional expression",
+            ExprKind::Lambda { .. } => "a lambda",
         }
     }
 }

@@ -18,10 +18,14 @@
 //!   one are reported here, with the span of the offending bracket;
 //! * bounds nesting. Every recursive walk over the syntax tree (lowering, `Drop`, `Debug`)
 //!   recurses once per level, so a file must not be able to build an arbitrarily deep tree.
-//!   The layer keeps a conservative estimate of the tree depth at the current token:
-//!   open brackets, plus, for each bracket level, the operators, prefix operators, `.`,
-//!   calls and subscripts seen since the last `,`, `:` or `=` at that level (a chain
-//!   `a + b + c` nests to the left, `- - x` and `a.b.c` nest too). When it exceeds
+//!   The layer keeps an upper bound of the tree depth at the current token: open
+//!   brackets, plus, for each bracket level, the binary and prefix operators seen since
+//!   the last `,`, `:` or `=` at that level (a chain `a + b + c` nests to the left, and
+//!   `- - x` nests too), plus the depth of the deepest operand among them: its `.`, calls
+//!   and subscripts (`a.b.c` nests) and the depth of its bracket groups (`(a + b) + c` is
+//!   as deep as its group plus one). Every path from the root of an expression to a leaf
+//!   crosses at most all of its operators and then one operand, so this bounds the depth
+//!   of the tree built, closed brackets included. When it exceeds
 //!   [`MAX_NESTING`], or the indentation stack exceeds [`MAX_INDENT_LEVELS`], or blocks
 //!   nest deeper than [`MAX_NESTING`] (indentation levels plus `elif` chains, since each
 //!   `elif` is an `If` inside the previous one's `else`), the layer reports one error and
@@ -69,16 +73,53 @@ struct Level {
     elifs: usize,
 }
 
+/// The nesting of one bracket level (index 0 is outside brackets).
+#[derive(Clone, Copy, Debug, Default)]
+struct Chain {
+    /// Binary and prefix operators seen since the last separator at this level.
+    ops: usize,
+    /// The deepest operand before the current one since that separator.
+    operands: usize,
+    /// `.`, calls and subscripts of the current operand.
+    postfix: usize,
+    /// The deepest bracket group of the current operand.
+    group: usize,
+    /// The deepest item ended by a separator at this level: the group this level is
+    /// the inside of is that deep plus one.
+    items: usize,
+}
+
+impl Chain {
+    /// An upper bound of the depth of the current item: its operators on top of its
+    /// deepest operand.
+    fn depth(&self) -> usize {
+        self.ops + self.operands.max(self.postfix + self.group)
+    }
+    /// A binary or prefix operator: the current operand ends.
+    fn operator(&mut self) {
+        self.operands = self.operands.max(self.postfix + self.group);
+        self.postfix = 0;
+        self.group = 0;
+        self.ops += 1;
+    }
+    /// Ends the current item at a separator; returns its depth.
+    fn separate(&mut self) -> usize {
+        let d = self.depth();
+        *self = Chain { items: self.items.max(d), ..Chain::default() };
+        d
+    }
+}
+
 struct State<'a, 'src> {
     src: &'src str,
     out: &'a mut Layout<'src>,
     levels: Vec<Level>,
     /// Open brackets: the opening token and its span.
     brackets: Vec<(Tok<'src>, Span)>,
-    /// Per bracket level (index 0 is outside brackets): nesting operators seen since the
-    /// last separator at that level.
-    chain: Vec<usize>,
-    /// `brackets.len() + chain.iter().sum()`, maintained incrementally.
+    /// Per bracket level (index 0 is outside brackets): what the current item at that
+    /// level nests.
+    chain: Vec<Chain>,
+    /// `brackets.len() + chain.iter().map(Chain::depth).sum()`, maintained incrementally.
     nesting: usize,
     /// The sum of `elifs` over `levels`.
     elifs: usize,
@@ -111,7 +152,7 @@ pub fn layout<'src>(src: &'src str, raw: Vec<Spanned<'src>>) -> Layout<'src> {
         out: &mut out,
         levels: vec![Level { column: 0, real: true, elifs: 0 }],
         brackets: Vec::new(),
-        chain: vec![0],
+        chain: vec![Chain::default()],
         nesting: 0,
         elifs: 0,
         line_start: 0,
@@ -156,8 +197,8 @@ impl<'src> State<'_, 'src> {
                 self.prev_colon = false;
                 self.colon_in_line = false;
                 self.prev_operand_end = false;
-                self.nesting -= self.chain[0];
-                self.chain[0] = 0;
+                self.nesting -= self.chain[0].depth();
+                self.chain[0] = Chain::default();
             }
             return true;
         }
@@ -180,23 +221,31 @@ impl<'src> State<'_, 'src> {
 
         if tok.is_open_bracket() {
             if self.prev_operand_end {
-                // A call or subscript: one more level at the enclosing bracket level.
-                self.bump_chain();
+                // A call or subscript: one more level of the current operand.
+                self.update_chain(|c| c.postfix += 1);
             }
             self.brackets.push((tok.clone(), span));
-            self.chain.push(0);
+            self.chain.push(Chain::default());
             self.nesting += 1;
             if self.nesting > MAX_NESTING {
                 return self.too_deep(span);
             }
         } else if tok.is_close_bracket() {
             self.close_bracket(&tok, span);
+            // The closed group is an operand as deep as its deepest item.
+            if self.nesting > MAX_NESTING {
+                return self.too_deep(span);
+            }
         } else if is_separator(&tok) {
             let level = self.chain.len() - 1;
-            self.nesting -= self.chain[level];
-            self.chain[level] = 0;
+            self.nesting -= self.chain[level].separate();
+        } else if tok == Tok::Dot {
+            self.update_chain(|c| c.postfix += 1);
+            if self.nesting > MAX_NESTING {
+                return self.too_deep(span);
+            }
         } else if is_nesting_operator(&tok) {
-            self.bump_chain();
+            self.update_chain(Chain::operator);
             if self.nesting > MAX_NESTING {
                 return self.too_deep(span);
             }
@@ -219,10 +268,12 @@ impl<'src> State<'_, 'src> {
         true
     }
 
-    fn bump_chain(&mut self) {
-        if let Some(count) = self.chain.last_mut() {
-            *count += 1;
-            self.nesting += 1;
+    /// Changes the innermost level and keeps `nesting` up to date.
+    fn update_chain(&mut self, f: impl FnOnce(&mut Chain)) {
+        if let Some(level) = self.chain.last_mut() {
+            let before = level.depth();
+            f(level);
+            self.nesting = self.nesting - before + level.depth();
         }
     }
 
@@ -252,8 +303,10 @@ impl<'src> State<'_, 'src> {
 
     fn pop_bracket(&mut self) {
         self.brackets.pop();
-        if let Some(count) = self.chain.pop() {
-            self.nesting -= count + 1;
+        if let Some(mut inner) = self.chain.pop() {
+            self.nesting -= inner.depth() + 1;
+            let group = inner.separate().max(inner.items) + 1;
+            self.update_chain(|c| c.group = c.group.max(group));
         }
     }
 
@@ -377,7 +430,8 @@ fn is_separator(tok: &Tok<'_>) -> bool {
     matches!(tok, Tok::Comma | Tok::Colon | Tok::Assign | Tok::AugAssign(_) | Tok::Arrow | Tok::Semi)
 }
 
-/// Tokens that can add a level to the syntax tree.
+/// Binary and prefix operators: tokens that can add a level to the syntax tree above an
+/// operand (`.` adds one inside it).
 fn is_nesting_operator(tok: &Tok<'_>) -> bool {
     matches!(
         tok,
@@ -401,7 +455,6 @@ fn is_nesting_operator(tok: &Tok<'_>) -> bool {
             | Tok::Ge
             | Tok::EqEq
             | Tok::Ne
-            | Tok::Dot
             | Tok::Not
             | Tok::And
             | Tok::Or
@@ -546,6 +599,21 @@ mod tests {
         // Long flat lists are fine: commas restart the chain.
         let wide = format!("x = [{}]\n", "a + b, ".repeat(10_000));
         assert!(!run(&wide).fatal);
+        // A closed group keeps its depth: chains of chains nest as deep as their product
+        // (this overflowed the stack while only open brackets were counted).
+        let mut e = "x".to_string();
+        for _ in 0..20 {
+            e = format!("({e}{})", " + 1".repeat(20));
+        }
+        assert!(run(&format!("y = {e}\n")).fatal);
+        let mut e = "x".to_string();
+        for _ in 0..20 {
+            e = format!("f({e}){}", ".a".repeat(20));
+        }
+        assert!(run(&format!("y = {e}\n")).fatal);
+        // ... but operands do not add up: a long chain of calls nests like the chain.
+        let calls = format!("y = {}\n", vec!["T.Cast(\"float32\", T.floor(x[i, j]))"; 150].join(" + "));
+        assert!(!run(&calls).fatal);
         let mut blocks = String::new();
         for depth in 0..150 {
             blocks.push_str(&" ".repeat(depth));

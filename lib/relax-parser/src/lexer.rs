@@ -143,7 +143,7 @@ pub enum Tok<'src> {
     /// `from`
     #[token("from")]
     From,
-    /// `lambda` (reserved; the grammar has no lambda expressions)
+    /// `lambda` (index maps: `T.index_map(lambda i, j: (j, i))`)
     #[token("lambda")]
     Lambda,
 
@@ -481,6 +481,31 @@ fn lex_float<'src>(lex: &mut logos::Lexer<'src, Tok<'src>>) -> Option<f64> {
     lex.slice().parse().ok()
 }
 
+/// The character spelled by UTF-8 lead byte `lead` (already read as `\xHH`) and the
+/// continuation bytes escaped as `\xHH` at the start of `after`, with the number of bytes of
+/// `after` used; `None` when they do not form one valid UTF-8 character.
+fn utf8_escape_run(lead: u8, after: &str) -> Option<(char, usize)> {
+    let len = match lead {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return None,
+    };
+    let mut bytes = vec![lead];
+    let mut used = 0;
+    for _ in 1..len {
+        let esc = after.get(used..used + 4)?;
+        let hex = esc.strip_prefix("\\x")?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        bytes.push(u8::from_str_radix(hex, 16).ok()?);
+        used += 4;
+    }
+    let mut chars = std::str::from_utf8(&bytes).ok()?.chars();
+    Some((chars.next()?, used))
+}
+
 /// Scans a string body after its opening quote(s), decodes escapes, and bumps the lexer past
 /// the closing quote(s). An unterminated single-line string ends at the line end (which is
 /// left for the next token); an unterminated triple-quoted one at the end of the input.
@@ -569,9 +594,17 @@ fn lex_string<'src>(lex: &mut logos::Lexer<'src, Tok<'src>>, quote: u8, triple: 
                             errors.push(SyntaxError::new(span, format!("truncated `{shape}` escape")));
                         } else {
                             let value = u32::from_str_radix(&rest[i..i + hex], 16).unwrap_or(0);
-                            match char::from_u32(value) {
-                                Some(ch) => out.push(ch),
-                                None => errors.push(SyntaxError::new(
+                            // TVM escapes a string byte by byte (`é` is `\xC3\xA9`): a run of
+                            // `\xHH` escapes that spells one UTF-8 character is that character.
+                            // Other `\xHH` are code points, as in Python.
+                            let utf8 = if c == 'x' { utf8_escape_run(value as u8, &rest[i + hex..]) } else { None };
+                            match (utf8, char::from_u32(value)) {
+                                (Some((ch, used)), _) => {
+                                    out.push(ch);
+                                    i += used;
+                                }
+                                (None, Some(ch)) => out.push(ch),
+                                (None, None) => errors.push(SyntaxError::new(
                                     span,
                                     format!("invalid code point in `{}`", &rest[esc_start..i + hex]),
                                 )),
@@ -661,6 +694,14 @@ mod tests {
         );
         assert_eq!(toks("\"\"\"a\n\"b\"\n\"\"\" ''"), vec![Tok::Str("a\n\"b\"\n".into()), Tok::Str(String::new())]);
         assert_eq!(toks(r#""\d""#), vec![Tok::Str("\\d".into())]);
+    }
+
+    #[test]
+    fn byte_escapes_spelling_utf8() {
+        // TVM's printer escapes strings byte by byte; such a run reads back as the character.
+        assert_eq!(toks(r#""\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80""#), vec![Tok::Str("é € 😀".into())]);
+        // A lone or ill-formed run is code points, as in Python.
+        assert_eq!(toks(r#""\xE9 \xC3 \xC3\x41""#), vec![Tok::Str("é Ã ÃA".into())]);
     }
 
     #[test]

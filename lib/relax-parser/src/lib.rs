@@ -23,6 +23,7 @@ pub mod ast;
 pub mod layout;
 pub mod lexer;
 mod lower;
+mod printable;
 pub mod syntax;
 
 lalrpop_util::lalrpop_mod!(
@@ -42,7 +43,9 @@ pub use syntax::{SyntaxError, parse_syntax};
 /// Parses a TVMScript file into a module.
 ///
 /// Returns the module, or every error found (syntax errors, or, when the syntax is valid,
-/// the errors of lowering to IR), sorted by position. Never panics.
+/// the errors of lowering to IR), sorted by position. A module is accepted only if its
+/// printed form is within the reader's nesting limits, so printed text always reads back.
+/// Never panics.
 pub fn parse_module(src: &str) -> Result<relax_ir::Module, Vec<relax_ir::Diagnostic>> {
     let (file, errors) = parse_syntax(src);
     if !errors.is_empty() {
@@ -55,7 +58,10 @@ pub fn parse_module(src: &str) -> Result<relax_ir::Module, Vec<relax_ir::Diagnos
         return Err(vec![relax_ir::Diagnostic::error(relax_ir::Span::new(0, 0), "the file could not be parsed")]);
     };
     match lower::lower_file(&file) {
-        (Some(m), _) => Ok(m),
+        (Some(m), _) => match printable::check_printable(&m) {
+            Ok(()) => Ok(m),
+            Err(d) => Err(vec![d]),
+        },
         (None, diags) => Err(diags),
     }
 }

@@ -65,7 +65,10 @@ fn remap_arity() {
     assert_eq!(errs[0].0, "T.axis.remap(\"SSR\", [i, j])");
     let body = "        for i, j in T.grid(4, 4):\n            with T.sblock(\"b\"):\n                vi = T.axis.remap(\"SS\", [i, j])\n";
     let errs = errors(&func(A2, body));
-    assert_eq!(errs[0].1, "`T.axis.remap` defines 2 iteration variables but 1 names are assigned");
+    assert_eq!(errs[0].1, "`T.axis.remap` defines 2 iteration variables but 1 name is assigned");
+    // The names stay defined: their uses report nothing more.
+    let body = "        for i, j in T.grid(4, 4):\n            with T.sblock(\"b\"):\n                vi, vj = T.axis.remap(\"SQ\", [i, j])\n                A[vi, vj] = T.float32(0.0)\n";
+    expect_one(&func(A2, body), "\"SQ\"", "unknown iteration kind `Q` in `T.axis.remap` (expected `S` or `R`)");
 }
 
 #[test]

@@ -232,8 +232,8 @@ fn hand_written_features_print_idempotently() {
     }
     let lowered = print(FEATURES[1]).expect("parses");
     for line in [
-        "        h: T.handle(\"int64\", \"global\") = T.tvm_struct_get(args, 0, 2, \"handle\")",
-        "            t: T.int32 = n * 2",
+        "        h: T.let[T.handle(\"int64\", \"global\")] = T.tvm_struct_get(args, 0, 2, \"handle\")",
+        "            t: T.let[T.int32] = n * 2",
         "        C = T.alloc_buffer((4,), \"int32\")",
         "            return 0",
     ] {

@@ -34,7 +34,7 @@ fn expected_found_messages() {
     one_error("x = 1 y\n", "expected newline or `,`, found `y`", "y");
     one_error("f(a b)\n", "expected one of `)`, `=`, or `,`, found `b`", "b");
     one_error("@R.function\nx = 1\n", "expected one of `def`, `class`, or `@`, found `x`", "x");
-    one_error("x = lambda: 1\n", "expected an expression, found `lambda`", "lambda");
+    one_error("x = lambda 1: 2\n", "expected an identifier or `:`, found `1`", "1");
     one_error("else:\n    pass\n", "expected a statement, found `else`", "else");
 }
 
@@ -86,7 +86,7 @@ fn lexical_messages() {
 #[test]
 fn semantic_checks_in_actions() {
     one_error("f(x) = 1\n", "cannot assign to a call", "f(x)");
-    one_error("a, 1 = x\n", "cannot assign to a literal", "1");
+    one_error("a, 1 = x\n", "cannot assign to an integer", "1");
     one_error("for f(x) in y:\n    pass\n", "cannot assign to a call", "f(x)");
     one_error("(a, b): T = 1\n", "annotated assignment target must be a name, attribute or subscript", "(a, b)");
     one_error("f(a=1, b)\n", "positional argument follows keyword argument", "b");

@@ -78,11 +78,22 @@ fn sexpr(e: &Expr) -> String {
         ExprKind::IfExp { test, body, orelse } => {
             format!("(if {} {} {})", sexpr(test), sexpr(body), sexpr(orelse))
         }
+        ExprKind::Lambda { params, body } => {
+            let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+            format!("(lambda [{}] {})", names.join(" "), sexpr(body))
+        }
     }
 }
 
 fn shape(src: &str) -> String {
     sexpr(&expr(src))
+}
+
+#[test]
+fn lambda_expressions() {
+    assert_eq!(shape("T.index_map(lambda i, j: (j, i))"), "T.index_map((lambda [i j] (tuple j i)))");
+    assert_eq!(shape("lambda: 0"), "(lambda [] 0)");
+    assert_eq!(shape("lambda x: x if x else y"), "(lambda [x] (if x x y))");
 }
 
 #[test]

@@ -3,9 +3,14 @@
 //! * A-normal form: an operand that is not a leaf (a nested call, item access, `if` or
 //!   function) is bound to a fresh variable just before the binding that uses it.
 //! * Empty blocks are removed and adjacent blocks of the same kind merged.
-//! * Expressions without a type get the type that follows from their operands (tuples,
-//!   items, variables); others keep what they have.
+//! * Every expression's type is recomputed bottom-up with the inference rules
+//!   (`relax_ir::infer`): op calls by their rules, calls of module functions by matching
+//!   the callee's signature, `if` by joining its branches. Variables keep their types
+//!   (their annotations), except one typed `R.Object` because no rule typed its value,
+//!   which takes the value's type. A type error found on the way is the pass's error.
 
+use relax_ir::arith::Analyzer;
+use relax_ir::diag::Diagnostic;
 use relax_ir::{Binding, BindingKind, Expr, ExprData, Global, Module, RelaxFunction, TyData};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
@@ -15,7 +20,7 @@ use crate::walk::{all_seqs, seq, seq_mut, tidy_blocks};
 pub const INFO: PassInfo = PassInfo {
     name: "normalize",
     aliases: &[],
-    summary: "re-establish A-normal form, merge blocks, fill in types",
+    summary: "re-establish A-normal form, merge blocks, recompute types",
     anchor: Anchor::RelaxFunction,
     options: &[],
     create,
@@ -29,13 +34,26 @@ struct Normalize;
 
 impl Pass for Normalize {
     fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.relax_mut(g) else { return Ok(false) };
-        Ok(normalize(f))
+        // A working copy, so that calls can be typed against the module's signatures
+        // (this function's own included, for recursion).
+        let Some(mut f) = m.relax(g).cloned() else { return Ok(false) };
+        let changed = normalize_in(&mut f, Some(m))?;
+        if let Some(slot) = m.relax_mut(g) {
+            *slot = f;
+        }
+        Ok(changed)
     }
 }
 
-/// Normalizes one function; returns true if anything changed.
-pub fn normalize(f: &mut RelaxFunction) -> bool {
+/// Normalizes one function without a module (calls of module functions keep their
+/// types); returns true if anything changed, or the type errors found.
+pub fn normalize(f: &mut RelaxFunction) -> Result<bool, Vec<Diagnostic>> {
+    normalize_in(f, None)
+}
+
+/// Normalizes one function of `m` (or a copy of one); returns true if anything changed,
+/// or the type errors found.
+pub fn normalize_in(f: &mut RelaxFunction, m: Option<&Module>) -> Result<bool, Vec<Diagnostic>> {
     let mut changed = false;
     let mut counter = 0u32;
     for loc in all_seqs(f) {
@@ -62,7 +80,16 @@ pub fn normalize(f: &mut RelaxFunction) -> bool {
         }
     }
     changed |= fill_types(f);
-    changed | tidy_blocks(f)
+    match relax_ir::infer::retype_function(f, m, &Analyzer::new()) {
+        Ok(c) => changed |= c,
+        Err(errors) => {
+            return Err(errors
+                .into_iter()
+                .map(|(e, err)| Diagnostic::error(*f.spans.exprs.get(e), err.message))
+                .collect());
+        }
+    }
+    Ok(changed | tidy_blocks(f))
 }
 
 /// Binds non-leaf operands of `e` (recursively) to fresh variables appended to `out`.

@@ -1,6 +1,8 @@
-//! `normalize` on IR that a pass left out of normal form: nested calls, split blocks.
+//! `normalize` on IR that a pass left out of normal form: nested calls, split blocks,
+//! missing and stale types.
 
-use relax_ir::{ExprData, Func};
+use relax_ir::{ExprData, Func, Global, Module, TyData};
+use relax_pass::{PassContext, PassOptions};
 use relax_transform::normalize::normalize;
 
 const SRC: &str = r#"
@@ -30,7 +32,7 @@ fn binds_nested_calls_and_merges_blocks() {
     let tail = f.blocks.push(relax_ir::BlockData { dataflow: false, bindings: rest });
     f.func.body.blocks = vec![b, empty, tail];
 
-    assert!(normalize(f));
+    assert!(normalize(f).expect("no type errors"));
     assert_eq!(f.func.body.blocks.len(), 1, "blocks are merged and empty ones dropped");
     let text = relax_ir::printer::print_module(&m);
     assert!(text.contains("lv: R.Tensor((4,), dtype=\"float32\") = R.add(x, x)"), "{text}");
@@ -38,5 +40,80 @@ fn binds_nested_calls_and_merges_blocks() {
     relax_ir::verify::verify_module(&m).expect("normal form verifies");
     // A second run changes nothing.
     let Func::Relax(f) = &mut m.globals[g].func else { panic!() };
-    assert!(!normalize(f));
+    assert!(!normalize(f).expect("no type errors"));
+}
+
+const CALLS: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def double(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n * 2", 4), dtype="float32"):
+        n = T.int64()
+        y: R.Tensor((n * 2, 4), dtype="float32") = R.concat((x, x), axis=0)
+        return y
+
+    @R.function
+    def main(a: R.Tensor(("m", 4), dtype="float32"), c: R.Tensor((), dtype="bool")) -> R.Tensor(("m * 2", 4), dtype="float32"):
+        m = T.int64()
+        cls = Module
+        p: R.Tensor((m * 2, 4), dtype="float32") = cls.double(a)
+        q: R.Tensor((m * 2, 4), dtype="float32") = R.exp(p)
+        if c:
+            r: R.Tensor((m * 2, 4), dtype="float32") = p
+        else:
+            r: R.Tensor((m * 2, 4), dtype="float32") = q
+        s: R.Tensor((m * 2, 4), dtype="float32") = R.add(r, q)
+        return s
+"#;
+
+fn run_normalize(m: &mut Module, g: Global) -> relax_pass::PassResult {
+    let pass = (relax_transform::normalize::INFO.create)(&PassOptions::default()).expect("creates");
+    pass.run_function(m, g, &mut PassContext::default())
+}
+
+#[test]
+fn recomputes_every_type() {
+    let mut m = relax_parser::parse_module(CALLS).expect("parses");
+    let expected = relax_ir::printer::print_module(&m);
+    let g = m.lookup("main").unwrap();
+    // Forget every expression's type and every variable's type: as if a pass had built
+    // the bindings without typing them.
+    let f = m.relax_mut(g).unwrap();
+    let object = f.pool.intern_ty(TyData::Object);
+    let exprs: Vec<_> = f.exprs.keys().collect();
+    for e in exprs {
+        f.expr_ty.set(e, None);
+    }
+    let params = f.func.params.clone();
+    let vars: Vec<_> = f.vars.keys().filter(|v| !params.contains(v)).collect();
+    for v in vars {
+        f.vars[v].ty = object;
+    }
+    assert!(run_normalize(&mut m, g).expect("no type errors"));
+    assert_eq!(relax_ir::printer::print_module(&m), expected);
+    relax_ir::verify::verify_module(&m).expect("verifies");
+    assert!(!run_normalize(&mut m, g).expect("no type errors"), "a second run changes nothing");
+}
+
+#[test]
+fn keeps_annotations_and_reports_type_errors() {
+    let mut m = relax_parser::parse_module(CALLS).expect("parses");
+    let g = m.lookup("main").unwrap();
+    // A less precise annotation stays.
+    let f = m.relax_mut(g).unwrap();
+    let b = f.func.body.blocks[0];
+    let q = f.blocks[b].bindings[1].var;
+    let loose = f.pool.intern_ty(TyData::tensor_ndim(2, relax_ir::DataType::FLOAT32));
+    f.vars[q].ty = loose;
+    run_normalize(&mut m, g).expect("no type errors");
+    let text = relax_ir::printer::print_module(&m);
+    assert!(text.contains("q: R.Tensor(dtype=\"float32\", ndim=2) = R.exp(p)"), "{text}");
+    // `R.add` of a (m * 2, 4) and a (3, 5) tensor is an error.
+    let f = m.relax_mut(g).unwrap();
+    let bad = f.pool.i64(5);
+    let three = f.pool.i64(3);
+    let wrong = f.pool.intern_ty(TyData::tensor(vec![three, bad], relax_ir::DataType::FLOAT32));
+    f.vars[q].ty = wrong;
+    let errors = run_normalize(&mut m, g).expect_err("a type error");
+    assert!(errors[0].message.contains("R.add: cannot broadcast dims `4` and `5`"), "{errors:?}");
 }

@@ -134,13 +134,16 @@ pub enum Dflt {
     Str(&'static str),
     /// A list of integers.
     IntList(&'static [i64]),
+    /// The value of the named earlier attribute (`out_layout` defaults to `data_layout`).
+    SameAs(&'static str),
 }
 
 impl Dflt {
-    /// The attribute value of the default, or `None` when required.
+    /// The attribute value of the default, or `None` when required or taken from another
+    /// attribute.
     pub fn value(self) -> Option<AttrValue> {
         Some(match self {
-            Dflt::Required => return None,
+            Dflt::Required | Dflt::SameAs(_) => return None,
             Dflt::None => AttrValue::None,
             Dflt::Int(v) => AttrValue::Int(v),
             Dflt::Float(v) => AttrValue::Float(FloatBits::new(v)),

@@ -129,12 +129,14 @@ pub enum AttrCtx {
 
 /// Appends an attribute value. Dict keys print sorted, as TVM prints maps.
 pub fn write_attr(out: &mut String, v: &AttrValue, ctx: AttrCtx) {
-    // Iterative over nesting depth would be overkill: attribute values are shallow; cap it.
+    // Iterative over nesting depth would be overkill: attribute values are shallow; cap it
+    // above what the reader accepts (its nesting limit is 200), so that text always prints
+    // back whole.
     write_attr_depth(out, v, ctx, 0);
 }
 
 fn write_attr_depth(out: &mut String, v: &AttrValue, ctx: AttrCtx, depth: u32) {
-    if depth > 64 {
+    if depth > 256 {
         out.push_str("...");
         return;
     }
@@ -171,6 +173,7 @@ fn write_attr_depth(out: &mut String, v: &AttrValue, ctx: AttrCtx, depth: u32) {
             write_attr_depth(out, inner, ctx, depth + 1);
             out.push(')');
         }
+        AttrValue::Text(t) => out.push_str(t),
     }
 }
 

@@ -78,7 +78,7 @@ pub fn parse_const_data_comment(line: &str) -> Option<(usize, ConstData)> {
         shape_txt.split('x').map(|d| d.parse::<i64>().ok().filter(|v| *v >= 0)).collect::<Option<_>>()?
     };
     let hex = fields.next().unwrap_or("");
-    if fields.next().is_some() || hex.len() % 2 != 0 {
+    if fields.next().is_some() || hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     let bytes = (0..hex.len() / 2)

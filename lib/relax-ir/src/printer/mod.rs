@@ -39,6 +39,7 @@ pub use span_map::{NameKey, SpanKey, SpanMap};
 use crate::entities::{Buffer, Global, PrimExpr, SymVar, Ty, Var};
 use crate::module::{Func, Module};
 use crate::pool::Pool;
+use crate::relax::RelaxFunction;
 use prim_expr::{Mode, Names};
 
 /// Printed text with its span table.
@@ -125,6 +126,53 @@ pub fn print_prim_expr_with(pool: &Pool, e: PrimExpr, name: &dyn Fn(SymVar) -> S
     let mut out = String::new();
     prim_expr::write_prim(&mut out, pool, e, Mode::Tir, &mut FnNames(name));
     out
+}
+
+/// A type of a Relax function as it prints in the function's body, naming variables by
+/// their (sanitised) name hints: `R.Tensor((n, 4), dtype="float32")`. For messages
+/// produced without a module at hand (type inference while parsing or in passes).
+pub fn print_ty_in(f: &RelaxFunction, ty: Ty) -> String {
+    let mut names = HintNames { pool: &f.pool, f: Some(f) };
+    let mut out = String::new();
+    types::write_ty(&mut out, &f.pool, ty, types::TyOpts { mode: Mode::Relax, quote_vars: false }, &mut names);
+    out
+}
+
+/// A type of any pool as it prints in a Relax body, naming symbolic variables by their
+/// sanitised name hints (a shape variable prints as its handle). For messages about
+/// types of other functions.
+pub fn print_ty_pool(pool: &Pool, ty: Ty) -> String {
+    let mut names = HintNames { pool, f: None };
+    let mut out = String::new();
+    types::write_ty(&mut out, pool, ty, types::TyOpts { mode: Mode::Relax, quote_vars: false }, &mut names);
+    out
+}
+
+/// A TIR expression of a Relax function's pool as it prints in a Relax body (bare
+/// integers), naming variables by their sanitised name hints: `n * 4`. For messages.
+pub fn print_prim_in(pool: &Pool, e: PrimExpr) -> String {
+    let mut names = HintNames { pool, f: None };
+    let mut out = String::new();
+    prim_expr::write_prim(&mut out, pool, e, Mode::Relax, &mut names);
+    out
+}
+
+/// Names from the name hints of a pool (and of a Relax function's variables).
+struct HintNames<'a> {
+    pool: &'a Pool,
+    f: Option<&'a RelaxFunction>,
+}
+
+impl Names for HintNames<'_> {
+    fn sym(&mut self, out: &mut String, v: SymVar) {
+        out.push_str(&sanitize_name(self.pool.vars.get(v).map_or("", |d| d.name.as_str())));
+    }
+    fn relax_var(&mut self, out: &mut String, v: Var) {
+        match self.f.and_then(|f| f.vars.get(v)) {
+            Some(d) => out.push_str(&sanitize_name(&d.name)),
+            None => out.push_str(&format!("<{v:?}>")),
+        }
+    }
 }
 
 fn pool_of(m: &Module, g: Global) -> Option<&Pool> {

@@ -432,7 +432,8 @@ impl Printer<'_> {
             PrimExprData::Var(v) => names.sym(out, *v),
             PrimExprData::Load { buffer, indices, .. } => {
                 names.buffer(out, *buffer);
-                out.push('[');
+                // A 0-d buffer prints `A[()]`.
+                out.push_str(if indices.is_empty() { "[()" } else { "[" });
                 stack.push(Task::Str("]"));
                 for (i, &ix) in indices.iter().enumerate().rev() {
                     self.index(stack, e, ix);
@@ -484,6 +485,23 @@ impl Printer<'_> {
                 out.push_str("T.Select(");
                 stack.push(Task::Str(")"));
                 Self::list(stack, e, &[*c, *t, *f]);
+            }
+            // A reference to omitted metadata, stored as `tir.metadata("key", i)`.
+            PrimExprData::Call { op, args, .. }
+                if op == "tir.metadata"
+                    && matches!(
+                        args.as_slice(),
+                        [k, i] if matches!(self.pool.prims.get(*k), Some(PrimExprData::Str(_)))
+                            && matches!(self.pool.prims.get(*i), Some(PrimExprData::Int(..)))
+                    ) =>
+            {
+                if let (Some(PrimExprData::Str(k)), Some(PrimExprData::Int(_, i))) =
+                    (self.pool.prims.get(args[0]), self.pool.prims.get(args[1]))
+                {
+                    out.push_str("metadata[");
+                    write_quoted(out, k);
+                    out.push_str(&format!("][{i}]"));
+                }
             }
             PrimExprData::Call { dtype, op, args } => {
                 let (name, loc) = tir_call_spelling(op);

@@ -17,6 +17,7 @@ use super::prim_expr::{Mode, write_prim};
 use super::relax::{MAX_DEPTH, RelaxPrinter};
 use super::span_map::SpanKey;
 use super::types::{is_default_extern_ty, write_ty};
+use crate::attrs::AttrValue;
 use crate::entities::{Constant, Expr, Ty};
 use crate::op::{ArgKind, OPS, OpClass, OpDef, OpRef, ParamRole};
 use crate::relax::{Call, ExprData};
@@ -255,6 +256,9 @@ impl RelaxPrinter<'_, '_> {
     /// An op call: positional Relax arguments, `format=` for a format-string argument,
     /// keyword attributes, `sinfo_args=`.
     fn op_call(&mut self, line: &mut Line, op: &OpRef, def: Option<&'static OpDef>, c: &Call) {
+        if op_name(op) == "relax.hint_on_device" && self.hint_on_device(line, c) {
+            return;
+        }
         line.push(&op_text(op));
         line.push("(");
         let mut positional: Vec<Expr> = Vec::new();
@@ -293,6 +297,23 @@ impl RelaxPrinter<'_, '_> {
         }
         self.attrs_and_sinfo(line, c, &mut first);
         line.push(")");
+    }
+
+    /// `R.hint_on_device(x, R.device(device_type=2, index=0), "global")`, TVM's spelling of
+    /// the op's three attributes; false (nothing printed) when they are not all there.
+    fn hint_on_device(&mut self, line: &mut Line, c: &Call) -> bool {
+        let (Some(AttrValue::Int(t)), Some(AttrValue::Int(i)), Some(AttrValue::Str(scope)), [data]) =
+            (c.attrs.get("device_type"), c.attrs.get("index"), c.attrs.get("memory_scope"), c.args.as_slice())
+        else {
+            return false;
+        };
+        if c.attrs.iter().count() != 3 || !c.sinfo_args.is_empty() {
+            return false;
+        }
+        line.push("R.hint_on_device(");
+        self.expr(line, *data, Pos::Arg);
+        line.push(&format!(", R.device(device_type={t}, index={i}), {})", quote(scope)));
+        true
     }
 
     /// `R.call_tir(cls.f, (x, w), out_sinfo=T[, inplace_indices=[1]][, tir_vars=s])`.

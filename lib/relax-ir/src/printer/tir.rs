@@ -20,7 +20,7 @@
 //!   predicate, annotations, match buffers, regions or init, and it allocates buffers, or
 //!   its body is a block with iteration variables, or its body is no block but contains one.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::literals::{AttrCtx, quote, write_dict};
 use super::module::ModCtx;
@@ -88,7 +88,7 @@ impl<'a, 'c> TirPrinter<'a, 'c> {
         let g = self.g;
         self.namer.push();
         self.indent = indent + 4;
-        let inline = self.inline_params();
+        let (inline, param_buffers) = self.inline_params();
         let mut def = Line::from("def ");
         def.push(name);
         def.push("(");
@@ -138,7 +138,7 @@ impl<'a, 'c> TirPrinter<'a, 'c> {
             if inline[i].is_some() {
                 continue;
             }
-            let Some(b) = f.param_buffer(p) else { continue };
+            let Some(&b) = param_buffers.get(&p) else { continue };
             let bname = self.define_buffer(b);
             let handle = self.namer.get(Ent::Sym(p)).unwrap_or("v").to_string();
             let rhs = self.buffer_decl("match_buffer", vec![handle], b);
@@ -238,19 +238,33 @@ impl<'a, 'c> TirPrinter<'a, 'c> {
     }
 
     /// For each parameter, the buffer it prints inline as `T.Buffer(...)`, if any.
-    fn inline_params(&self) -> Vec<Option<Buffer>> {
+    /// Also returns the first buffer bound to each parameter. Counts are taken once, so a
+    /// function with thousands of parameters prints in linear time.
+    fn inline_params(&self) -> (Vec<Option<Buffer>>, HashMap<SymVar, Buffer>) {
         let f = self.f;
         let used = self.vars_used_outside_params();
-        f.params
+        let mut param_count: HashMap<SymVar, usize> = HashMap::new();
+        for &p in &f.params {
+            *param_count.entry(p).or_default() += 1;
+        }
+        let mut bound_count: HashMap<SymVar, usize> = HashMap::new();
+        let mut first_buffer: HashMap<SymVar, Buffer> = HashMap::new();
+        let mut data_count: HashMap<SymVar, usize> = HashMap::new();
+        for &(q, b) in &f.buffer_map {
+            *bound_count.entry(q).or_default() += 1;
+            first_buffer.entry(q).or_insert(b);
+            if let Some(o) = f.buffers.get(b) {
+                *data_count.entry(o.data).or_default() += 1;
+            }
+        }
+        let inline = f
+            .params
             .iter()
             .map(|&p| {
-                let b = f.param_buffer(p)?;
+                let b = *first_buffer.get(&p)?;
                 let bd = f.buffers.get(b)?;
-                let once = f.params.iter().filter(|&&q| q == p).count() == 1
-                    && f.buffer_map.iter().filter(|(q, _)| *q == p).count() == 1;
-                let shared_data =
-                    f.buffer_map.iter().filter(|(_, ob)| f.buffers.get(*ob).is_some_and(|o| o.data == bd.data)).count()
-                        > 1;
+                let once = param_count.get(&p) == Some(&1) && bound_count.get(&p) == Some(&1);
+                let shared_data = data_count.get(&bd.data).copied().unwrap_or(0) > 1;
                 let no_vars = |e: &PrimExpr| f.pool.prims.get(*e).is_some() && vars_of(&f.pool, *e).is_empty();
                 let simple = bd.strides.is_empty()
                     && bd.shape.iter().all(no_vars)
@@ -262,7 +276,8 @@ impl<'a, 'c> TirPrinter<'a, 'c> {
                     && bd.axis_separators.is_empty();
                 (once && !shared_data && simple && !used.contains(&p)).then_some(b)
             })
-            .collect()
+            .collect();
+        (inline, first_buffer)
     }
 
     /// Variables used by statements and buffer fields (handles used there cannot be
@@ -314,8 +329,9 @@ impl<'a, 'c> TirPrinter<'a, 'c> {
         for e in exprs {
             used.extend(vars_of(&f.pool, e));
         }
+        let params: HashSet<SymVar> = f.params.iter().copied().collect();
         for (_, b) in f.buffers.iter() {
-            if f.params.contains(&b.data) {
+            if params.contains(&b.data) {
                 used.insert(b.data);
             }
         }

@@ -17,7 +17,7 @@
 //! * `T.evaluate(call)` prints as the bare call, `T.evaluate(T.ret(x))` as `return x`;
 //! * `if`/`else` nests (no `elif`);
 //! * the lowered scoped statements print flat, their body following at the same
-//!   indentation: `x: T.int32 = v` (TVM 0.25's spelling; 0.26+ writes `T.let[...]`),
+//!   indentation: `x: T.let[T.int32] = v`,
 //!   `assert c, msg`, `X = T.decl_buffer(...)`, `X = T.alloc_buffer(...)`. TVM 0.25's TIR
 //!   has only these flat forms (`Bind`, body-less `AssertStmt`), so a scoped statement in the
 //!   middle of a sequence also prints flat: the text reads back with the following
@@ -87,12 +87,12 @@ impl TirPrinter<'_, '_> {
                     let v = self.prim(*value);
                     let name = self.define_sym(*var);
                     let ty = f.pool.vars.get(*var).map_or_else(|| "T.int32".to_string(), var_type);
-                    self.line(format!("{name}: {ty} = {v}"));
+                    self.line(format!("{name}: T.let[{ty}] = {v}"));
                     *body
                 }
                 StmtData::Assert { cond, message, body } => {
                     let c = self.prim(*cond);
-                    let m = self.prim(*message);
+                    let m = self.assert_message(*message);
                     self.line(format!("assert {c}, {m}"));
                     *body
                 }
@@ -181,8 +181,14 @@ impl TirPrinter<'_, '_> {
                     AttrNode::Str(st) => quote(st),
                 };
                 let v = self.prim(*value);
-                self.line(format!("with T.attr({n}, {}, {v}):", quote(key)));
-                self.nested(*body);
+                if matches!(f.stmts.get(*body), Some(StmtData::Seq(items)) if items.is_empty()) {
+                    // Nothing in scope (a concise `T.attr(...)` ending its list): the concise
+                    // form, which reads back the same; `with` would need a body.
+                    self.line(format!("T.attr({n}, {}, {v})", quote(key)));
+                } else {
+                    self.line(format!("with T.attr({n}, {}, {v}):", quote(key)));
+                    self.nested(*body);
+                }
             }
             // Chained by `stmt` (TVM 0.25 has only the flat forms).
             StmtData::Let { .. }
@@ -201,6 +207,23 @@ impl TirPrinter<'_, '_> {
         self.namer.pop();
     }
 
+    /// An assert message: a string, or TVM's `("Kind", [parts...])` (stored as the call
+    /// `tir.assert_message("Kind", parts...)`).
+    fn assert_message(&mut self, m: PrimExpr) -> String {
+        let f = self.f;
+        match f.pool.prims.get(m) {
+            Some(PrimExprData::Call { op, args, .. })
+                if op == "tir.assert_message"
+                    && matches!(args.first().and_then(|&k| f.pool.prims.get(k)), Some(PrimExprData::Str(_))) =>
+            {
+                let kind = self.prim(args[0]);
+                let parts: Vec<String> = args[1..].iter().map(|&p| self.prim(p)).collect();
+                format!("({kind}, [{}])", parts.join(", "))
+            }
+            _ => self.prim(m),
+        }
+    }
+
     /// `A[i, j]`, with ramp indices as slices.
     fn access(&mut self, buffer: Buffer, indices: &[PrimExpr]) -> String {
         let f = self.f;
@@ -215,7 +238,7 @@ impl TirPrinter<'_, '_> {
         }
         let mut t = String::new();
         self.buffer(&mut t, buffer);
-        t.push('[');
+        t.push_str(if indices.is_empty() { "[()" } else { "[" });
         for (i, &ix) in indices.iter().enumerate() {
             if i > 0 {
                 t.push_str(", ");
@@ -501,7 +524,7 @@ impl TirPrinter<'_, '_> {
         let f = self.f;
         let mut t = String::new();
         self.buffer(&mut t, r.buffer);
-        t.push('[');
+        t.push_str(if r.region.is_empty() { "[()" } else { "[" });
         for (i, rg) in r.region.iter().enumerate() {
             if i > 0 {
                 t.push_str(", ");

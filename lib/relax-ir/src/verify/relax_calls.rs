@@ -162,11 +162,18 @@ impl RelaxChecker<'_> {
         };
         let n_in = self.tuple_len(e, call.args[1], &on);
         let n_out = self.out_count(e, call, &on);
+        // Outputs of `call_tir_inplace` that reuse an input are not passed again.
+        let n_passed_out = match call.attrs.get("inplace_indices").and_then(|v| v.as_int_list()) {
+            Some(indices) if op.name() == "relax.call_tir_inplace" => {
+                n_out.map(|o| o.saturating_sub(indices.iter().filter(|&&i| i >= 0).count()))
+            }
+            _ => n_out,
+        };
         let n_tir = match call.args.get(2) {
             Some(&s) => self.shape_len(e, s, &on),
             None => Some(0),
         };
-        if let (Some((np, gn)), Some(a), Some(o), Some(t)) = (prim, n_in, n_out, n_tir)
+        if let (Some((np, gn)), Some(a), Some(o), Some(t)) = (prim, n_in, n_passed_out, n_tir)
             && a + o + t != np
         {
             let passes = plural(a + o + t, "argument");

@@ -5,7 +5,7 @@ use relax_ir::DataType;
 use relax_ir::attrs::{AttrValue, Attrs, FloatBits};
 
 use super::{Diags, LResult};
-use crate::ast::{self, ExprKind, UnaryOp};
+use crate::ast::{self, BinOp, ExprKind, UnaryOp};
 
 /// Lowers an attribute value.
 pub(crate) fn lower_attr_value(d: &mut Diags, e: &ast::Expr) -> LResult<AttrValue> {
@@ -34,6 +34,8 @@ pub(crate) fn lower_attr_value(d: &mut Diags, e: &ast::Expr) -> LResult<AttrValu
                     };
                     AttrValue::Target(Box::new(lower_attr_value(d, arg)?))
                 }
+                // Objects the IR does not model print back as the text TVM wrote.
+                "T.index_map" | "R.prim_value" | "R.shape" => AttrValue::Text(unparse(e)),
                 "T.bool" => match call.args.as_slice() {
                     [a] if matches!(a.kind, ExprKind::Bool(_)) => {
                         let ExprKind::Bool(b) = a.kind else { unreachable!("checked by the guard") };
@@ -108,6 +110,193 @@ pub(crate) fn normalize_func_attrs(attrs: &mut Attrs) {
         }
         if k == "Primitive" && matches!(v, AttrValue::Int(1)) {
             *v = AttrValue::Bool(true);
+        }
+    }
+}
+
+/// The canonical text of an expression, as TVM's printer writes it: single spaces around
+/// binary operators, `, ` between items, parentheses only where precedence needs them
+/// (the right operand of an operator of equal precedence included).
+pub(crate) fn unparse(e: &ast::Expr) -> String {
+    let mut out = String::new();
+    unparse_into(&mut out, e, 0);
+    out
+}
+
+/// Python precedence, loosest first.
+fn precedence(e: &ast::Expr) -> u8 {
+    match &e.kind {
+        ExprKind::Lambda { .. } => 1,
+        ExprKind::IfExp { .. } => 2,
+        ExprKind::BoolOp { op: ast::BoolOp::Or, .. } => 3,
+        ExprKind::BoolOp { op: ast::BoolOp::And, .. } => 4,
+        ExprKind::Unary { op: UnaryOp::Not, .. } => 5,
+        ExprKind::Compare { .. } => 6,
+        ExprKind::Binary { op, .. } => match op {
+            BinOp::BitOr => 7,
+            BinOp::BitXor => 8,
+            BinOp::BitAnd => 9,
+            BinOp::LShift | BinOp::RShift => 10,
+            BinOp::Add | BinOp::Sub => 11,
+            BinOp::Mul | BinOp::Div | BinOp::FloorDiv | BinOp::Mod | BinOp::MatMul => 12,
+            BinOp::Pow => 14,
+        },
+        ExprKind::Unary { .. } => 13,
+        _ => 15,
+    }
+}
+
+fn unparse_child(out: &mut String, e: &ast::Expr, min: u8) {
+    if precedence(e) < min {
+        out.push('(');
+        unparse_into(out, e, 0);
+        out.push(')');
+    } else {
+        unparse_into(out, e, 0);
+    }
+}
+
+fn unparse_list(out: &mut String, items: &[ast::Expr]) {
+    for (i, it) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        unparse_into(out, it, 0);
+    }
+}
+
+fn unparse_into(out: &mut String, e: &ast::Expr, depth: u32) {
+    if depth > 256 {
+        out.push_str("...");
+        return;
+    }
+    let p = precedence(e);
+    match &e.kind {
+        ExprKind::Name(n) => out.push_str(n),
+        ExprKind::Int(v) => out.push_str(&v.to_string()),
+        ExprKind::Float(f) => out.push_str(&relax_ir::printer::literals::float_number(*f)),
+        ExprKind::Str(s) => relax_ir::printer::literals::write_quoted(out, s),
+        ExprKind::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+        ExprKind::None => out.push_str("None"),
+        ExprKind::Attribute { value, attr } => {
+            unparse_child(out, value, 15);
+            out.push('.');
+            out.push_str(&attr.name);
+        }
+        ExprKind::Call(call) => {
+            unparse_child(out, &call.func, 15);
+            out.push('(');
+            unparse_list(out, &call.args);
+            for (i, k) in call.keywords.iter().enumerate() {
+                if i > 0 || !call.args.is_empty() {
+                    out.push_str(", ");
+                }
+                out.push_str(&k.name.name);
+                out.push('=');
+                unparse_into(out, &k.value, depth + 1);
+            }
+            out.push(')');
+        }
+        ExprKind::Subscript { value, index } => {
+            unparse_child(out, value, 15);
+            out.push('[');
+            unparse_list(out, index);
+            out.push(']');
+        }
+        ExprKind::Slice { lower, upper, step } => {
+            if let Some(l) = lower {
+                unparse_into(out, l, depth + 1);
+            }
+            out.push(':');
+            if let Some(u) = upper {
+                unparse_into(out, u, depth + 1);
+            }
+            if let Some(st) = step {
+                out.push(':');
+                unparse_into(out, st, depth + 1);
+            }
+        }
+        ExprKind::Tuple { elts, parenthesized } => {
+            if *parenthesized || elts.len() < 2 {
+                out.push('(');
+            }
+            unparse_list(out, elts);
+            if elts.len() == 1 {
+                out.push(',');
+            }
+            if *parenthesized || elts.len() < 2 {
+                out.push(')');
+            }
+        }
+        ExprKind::List(items) => {
+            out.push('[');
+            unparse_list(out, items);
+            out.push(']');
+        }
+        ExprKind::Set(items) => {
+            out.push('{');
+            unparse_list(out, items);
+            out.push('}');
+        }
+        ExprKind::Dict(pairs) => {
+            out.push('{');
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                unparse_into(out, k, depth + 1);
+                out.push_str(": ");
+                unparse_into(out, v, depth + 1);
+            }
+            out.push('}');
+        }
+        ExprKind::Unary { op, operand } => {
+            out.push_str(op.as_str());
+            if *op == UnaryOp::Not {
+                out.push(' ');
+            }
+            unparse_child(out, operand, p);
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            // `**` binds to the right; every other operator to the left.
+            let (l, r) = if *op == BinOp::Pow { (p + 1, p) } else { (p, p + 1) };
+            unparse_child(out, lhs, l);
+            out.push(' ');
+            out.push_str(op.as_str());
+            out.push(' ');
+            unparse_child(out, rhs, r);
+        }
+        ExprKind::BoolOp { op, lhs, rhs } => {
+            unparse_child(out, lhs, p);
+            out.push(' ');
+            out.push_str(op.as_str());
+            out.push(' ');
+            unparse_child(out, rhs, p + 1);
+        }
+        ExprKind::Compare { first, rest } => {
+            unparse_child(out, first, p + 1);
+            for (op, r) in rest {
+                out.push(' ');
+                out.push_str(op.as_str());
+                out.push(' ');
+                unparse_child(out, r, p + 1);
+            }
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            unparse_child(out, body, p + 1);
+            out.push_str(" if ");
+            unparse_child(out, test, p + 1);
+            out.push_str(" else ");
+            unparse_child(out, orelse, p);
+        }
+        ExprKind::Lambda { params, body } => {
+            out.push_str("lambda");
+            for (i, prm) in params.iter().enumerate() {
+                out.push_str(if i == 0 { " " } else { ", " });
+                out.push_str(&prm.name);
+            }
+            out.push_str(": ");
+            unparse_into(out, body, depth + 1);
         }
     }
 }

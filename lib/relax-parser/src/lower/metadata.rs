@@ -65,11 +65,12 @@ fn parse_line(text: &str) -> Option<(String, u32, ConstData)> {
         dims.split('x').map(|d| d.parse::<i64>().ok().filter(|&v| v >= 0)).collect::<Option<_>>()?
     };
     let hex = parts.next().unwrap_or("");
-    if parts.next().is_some() || hex.len() % 2 != 0 {
+    if parts.next().is_some() || hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
+    // `get`, not indexing: the text may hold multi-byte characters.
     let bytes: Vec<u8> =
-        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok()).collect::<Option<_>>()?;
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect::<Option<_>>()?;
     let count: i64 = shape.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d))?;
     if (count as u128) * u128::from(dtype.bytes()) != bytes.len() as u128 {
         return None;
@@ -90,5 +91,8 @@ mod tests {
         assert_eq!(d.shape, Some(vec![2, 2]));
         assert!(parse_line("# metadata[\"k\"][0] = float32 2x2 00").is_none());
         assert!(parse_line("# metadata[\"k\"][0] = int32 scalar 01000000").is_some());
+        // Not hex, with a character boundary inside a byte pair: no panic.
+        assert!(parse_line("# metadata[\"k\"][0] = uint8 2 a\u{e9}b").is_none());
+        assert!(parse_line("# metadata[\"k\"][0] = uint8 2 +1+2").is_none());
     }
 }

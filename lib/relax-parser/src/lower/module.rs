@@ -48,18 +48,31 @@ pub(crate) struct ModuleCx<'d> {
     /// Signatures of Relax functions (the shells built in phase 1, bodies empty), for
     /// deriving the types of calls.
     pub signatures: HashMap<Global, RelaxFunction>,
+    /// The globals by name (`Module::lookup` is a linear scan; a module may have
+    /// thousands of functions).
+    pub names: HashMap<String, Global>,
 }
 
 impl ModuleCx<'_> {
     /// The global named `name`, creating an unresolved one in single-function text.
     pub fn global(&mut self, name: &str) -> Option<Global> {
-        if let Some(g) = self.module.lookup(name) {
+        if let Some(g) = self.lookup(name) {
             return Some(g);
         }
         if self.module.form == ModuleForm::SingleFunction {
-            return Some(self.module.add(name, Func::Unresolved));
+            return Some(self.add(name, Func::Unresolved));
         }
         None
+    }
+    /// The global named `name`.
+    pub fn lookup(&self, name: &str) -> Option<Global> {
+        self.names.get(name).copied()
+    }
+    /// Adds a function to the module.
+    pub fn add(&mut self, name: &str, func: Func) -> Global {
+        let g = self.module.add(name, func);
+        self.names.insert(name.to_string(), g);
+        g
     }
 }
 
@@ -103,6 +116,7 @@ pub(crate) fn lower_module(file: &ast::File, diags: &mut Diags) -> Option<Module
         metadata,
         constants: HashMap::new(),
         signatures: HashMap::new(),
+        names: HashMap::new(),
     };
     let members: Vec<&ast::Stmt>;
     if let Some(c) = class {
@@ -127,21 +141,21 @@ pub(crate) fn lower_module(file: &ast::File, diags: &mut Diags) -> Option<Module
         match &stmt.kind {
             StmtKind::FunctionDef(f) => {
                 let Ok(deco) = read_decorator(&mut cx, f) else { continue };
-                if cx.module.lookup(&f.name.name).is_some() {
+                if cx.lookup(&f.name.name).is_some() {
                     cx.diags.error(f.name.span, format!("function `{}` is defined twice", f.name.name));
                     continue;
                 }
                 if deco.relax {
                     match super::relax::lower_signature(&mut cx, f, &deco) {
                         Ok(func) => {
-                            let g = cx.module.add(f.name.name.clone(), Func::Relax(Box::new(func.clone())));
+                            let g = cx.add(&f.name.name, Func::Relax(Box::new(func.clone())));
                             cx.signatures.insert(g, func);
                             bodies.push((g, f, deco));
                         }
                         Err(_) => continue,
                     }
                 } else {
-                    let g = cx.module.add(f.name.name.clone(), Func::Unresolved);
+                    let g = cx.add(&f.name.name, Func::Unresolved);
                     bodies.push((g, f, deco));
                 }
             }
@@ -325,10 +339,10 @@ fn extern_member(cx: &mut ModuleCx<'_>, target: &ast::Expr, value: &ast::Expr) -
         Some(t) => Some(super::relax::types::lower_standalone_type(cx, &mut pool, t)?),
         None => None,
     };
-    if cx.module.lookup(name).is_some() {
+    if cx.lookup(name).is_some() {
         return Err(cx.diags.error(target.span, format!("`{name}` is defined twice")));
     }
-    cx.module.add(name, Func::Extern(ExternFunc { symbol: symbol.to_string(), pool, ty }));
+    cx.add(name, Func::Extern(ExternFunc { symbol: symbol.to_string(), pool, ty }));
     Ok(())
 }
 

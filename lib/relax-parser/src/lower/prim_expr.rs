@@ -7,6 +7,7 @@
 
 use relax_ir::attrs::FloatBits;
 use relax_ir::prim_build::TypeMismatch;
+use relax_ir::printer::intrinsics::{DtypeLoc, tir_call_spelling, tir_op_for_spelling};
 use relax_ir::{BinOp, Buffer, DataType, Pool, PrimExpr, PrimExprData, SymVar};
 
 use super::{Diags, LResult};
@@ -137,10 +138,15 @@ pub(crate) fn lower_prim(s: &mut impl PrimScope, e: &ast::Expr) -> LResult<PrimE
             let Some(name) = value.as_name() else {
                 return Err(s.diags().error(e.span, "only buffers can be subscripted here"));
             };
-            let Some(PrimName::Buffer(b)) = s.lookup(name) else {
-                return Err(s.diags().error(value.span, format!("`{name}` is not a buffer")));
+            let b = match s.lookup(name) {
+                Some(PrimName::Buffer(b)) => b,
+                Some(PrimName::Var(_)) => {
+                    return Err(s.diags().error(value.span, format!("`{name}` is not a buffer")));
+                }
+                None => return Err(s.diags().error(value.span, format!("undefined buffer `{name}`"))),
             };
             let (dtype, ndim) = s.buffer_info(b);
+            let index = subscript_indices(index);
             let mut indices = Vec::with_capacity(index.len());
             for i in index {
                 if matches!(i.kind, ExprKind::Slice { .. }) {
@@ -151,7 +157,11 @@ pub(crate) fn lower_prim(s: &mut impl PrimScope, e: &ast::Expr) -> LResult<PrimE
             if indices.len() != ndim {
                 return Err(s.diags().error(
                     e.span,
-                    format!("buffer `{name}` has {ndim} dimensions but is indexed with {}", indices.len()),
+                    format!(
+                        "buffer `{name}` has {ndim} dimension{} but is indexed with {}",
+                        if ndim == 1 { "" } else { "s" },
+                        indices.len()
+                    ),
                 ));
             }
             Ok(s.pool().raw(PrimExprData::Load { dtype, buffer: b, indices }))
@@ -171,12 +181,23 @@ pub(crate) fn lower_prim(s: &mut impl PrimScope, e: &ast::Expr) -> LResult<PrimE
     }
 }
 
+/// The indices of a subscript: `A[()]`, TVM's spelling for a 0-d buffer, has none.
+pub(crate) fn subscript_indices(index: &[ast::Expr]) -> &[ast::Expr] {
+    match index {
+        [ast::Expr { kind: ExprKind::Tuple { elts, parenthesized: true }, .. }] if elts.is_empty() => &[],
+        _ => index,
+    }
+}
+
 fn dotted(e: &ast::Expr) -> String {
     e.dotted_name().unwrap_or_else(|| "expression".into())
 }
 
 fn int_literal(s: &mut impl PrimScope, span: ast::Span, v: u128, negative: bool) -> LResult<PrimExpr> {
-    let value: i128 = if negative { -(v as i128) } else { v as i128 };
+    let Ok(value) = i128::try_from(v) else {
+        return Err(s.diags().error(span, "integer literal does not fit in int64"));
+    };
+    let value = if negative { -value } else { value };
     if let Ok(x) = i32::try_from(value) {
         return Ok(s.pool().int(DataType::INT32, i64::from(x)));
     }
@@ -343,12 +364,26 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
                 return Err(s.diags().error(e.span, "`T.tvm_struct_get` needs a dtype"));
             };
             let dtype = dtype_arg(s, last)?;
-            let mut args = init.iter().map(|a| lower_prim(s, a)).collect::<LResult<Vec<_>>>()?;
-            let last = lower_prim(s, last)?;
-            args.push(last);
+            let args = init.iter().map(|a| lower_prim(s, a)).collect::<LResult<Vec<_>>>()?;
             Ok(s.pool().raw(PrimExprData::Call { dtype, op: "tir.tvm_struct_get".into(), args }))
         }
         "int64" | "int32" => unreachable!("handled as dtypes"),
+        // Other intrinsics that print their result dtype as the first or last argument
+        // (`T.type_annotation("float16")`, `T.ptx.mma("float32", ...)`).
+        _ if dtype_printed(fname) != DtypeLoc::None => {
+            let op = tir_op_for_spelling(fname).unwrap_or(fname);
+            let (dt, rest) = match dtype_printed(fname) {
+                DtypeLoc::First => call.args.split_first(),
+                _ => call.args.split_last(),
+            }
+            .ok_or_else(|| s.diags().error(e.span, format!("`{name}` needs a result dtype")))?;
+            if !call.keywords.is_empty() {
+                return Err(s.diags().error(e.span, format!("`{name}` takes no keyword arguments")));
+            }
+            let dtype = dtype_arg(s, dt)?;
+            let args = rest.iter().map(|a| lower_prim(s, a)).collect::<LResult<Vec<_>>>()?;
+            Ok(s.pool().raw(PrimExprData::Call { dtype, op: format!("tir.{op}"), args }))
+        }
         _ => {
             if !call.keywords.is_empty() {
                 return Err(s.diags().error(e.span, format!("`{name}` takes no keyword arguments")));
@@ -375,6 +410,12 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
     }
 }
 
+/// Where the intrinsic printed `T.<printed>(...)` writes its result dtype.
+fn dtype_printed(printed: &str) -> DtypeLoc {
+    let op = tir_op_for_spelling(printed).unwrap_or(printed);
+    tir_call_spelling(&format!("tir.{op}")).1
+}
+
 fn lanes_arg(s: &mut impl PrimScope, e: &ast::Expr) -> LResult<u16> {
     match e.as_signed_int().and_then(|v| u16::try_from(v).ok()) {
         Some(l) if l > 0 => Ok(l),
@@ -391,8 +432,15 @@ fn typed_value(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call, dt: Data
     if !call.keywords.is_empty() {
         return Err(s.diags().error(e.span, format!("`T.{dt}(...)` takes no keyword arguments")));
     }
-    if let Some(v) = arg.as_signed_int() {
-        return Ok(if dt.is_float() { s.pool().float(dt, v as f64) } else { s.pool().int(dt, v) });
+    if let Some(v) = int_arg(arg) {
+        if dt.is_float() {
+            return Ok(s.pool().float(dt, v as f64));
+        }
+        // TVM's `IntImm` rejects a value its type cannot hold (`T.int8(1000)`, `T.uint8(-1)`).
+        let Some(v) = relax_ir::prim::int_literal_value(dt.element(), v) else {
+            return Err(s.diags().error(arg.span, format!("integer literal `{v}` is out of range for `{dt}`")));
+        };
+        return Ok(s.pool().int(dt, v));
     }
     if let Some(text) = arg.as_str() {
         let v = match text {
@@ -426,6 +474,18 @@ fn typed_value(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call, dt: Data
     }
     let v = lower_prim(s, arg)?;
     Ok(s.pool().cast(dt, v))
+}
+
+/// An integer literal, possibly negated, at full width.
+pub(crate) fn int_arg(e: &ast::Expr) -> Option<i128> {
+    match &e.kind {
+        ExprKind::Int(v) => i128::try_from(*v).ok(),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => match operand.kind {
+            ExprKind::Int(v) => i128::try_from(v).ok().map(|v| -v),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Parses the text of a quoted dim (`"m + n"`, `"n * T.int64(256)"`) and lowers it.

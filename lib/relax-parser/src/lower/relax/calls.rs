@@ -126,6 +126,7 @@ fn r_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, rest: &str, 
         },
         "call_tir" | "call_tir_inplace" | "call_tir_with_grad" | "call_dps_packed" => dps_call(fx, e, call, rest),
         "call_packed" => packed_call(fx, e, call),
+        "hint_on_device" => hint_on_device(fx, e, call),
         "match_cast" => Err(fx.d().error(e.span, "`R.match_cast` must be the whole value of an annotated binding")),
         "output" | "dataflow" | "func_attr" => Err(fx.d().error(e.span, format!("`R.{rest}` is a statement here"))),
         _ => {
@@ -192,8 +193,17 @@ fn dps_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, which: &st
     let args = match &args_expr.kind {
         ExprKind::Tuple { elts, .. } | ExprKind::List(elts) => exprs::tuple(fx, elts, args_expr.span)?,
         _ => {
-            let single = std::slice::from_ref(args_expr);
-            exprs::tuple(fx, single, args_expr.span)?
+            // As in TVM's Python API: a value that is already a tuple (`R.tuple()`, a
+            // tuple variable) is the argument tuple; anything else is its only field.
+            let value = leaf(fx, args_expr)?;
+            match fx.f.ty_of(value).map(|t| fx.f.pool.ty(t)) {
+                Some(TyData::Tuple(_)) => value,
+                _ => {
+                    let ty = super::ty_or_object(fx, value);
+                    let ty = fx.ty(TyData::Tuple(vec![ty]));
+                    fx.add(ExprData::Tuple(vec![value]), Some(ty), args_expr.span)
+                }
+            }
         }
     };
     let Some(out) = get(2, &["out_sinfo", "out_ty"]) else {
@@ -234,13 +244,13 @@ fn dps_attrs(fx: &mut FuncCx<'_, '_>, call: &ast::Call, which: &str) -> LResult<
             let Some(v) = call.keyword("inplace_indices") else {
                 return Err(fx.d().error(call.func.span, "`R.call_tir_inplace` needs `inplace_indices`"));
             };
-            let v = attr_of_kind(fx, v, AttrKind::IntList)?;
+            let v = attr_of_kind(fx, v, AttrKind::IntList, "inplace_indices")?;
             attrs.set("inplace_indices", v);
         }
         "call_tir_with_grad" => {
             for (k, kind) in [("te_grad_name", AttrKind::Str), ("te_grad_kwargs", AttrKind::Any)] {
                 if let Some(v) = call.keyword(k) {
-                    let v = attr_of_kind(fx, v, kind)?;
+                    let v = attr_of_kind(fx, v, kind, k)?;
                     attrs.set(k, v);
                 }
             }
@@ -275,6 +285,37 @@ fn packed_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) -> LRes
     Ok(fx.add(data, ty, e.span))
 }
 
+/// `R.hint_on_device(x, R.device(device_type=2, index=0), "global")`: the device and the
+/// memory scope are the op's attributes (`R.device(2, 0)` and `memory_scope=` also work).
+fn hint_on_device(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) -> LResult<Expr> {
+    let data = call.args.first().or_else(|| call.keyword("data"));
+    let device = call.args.get(1).or_else(|| call.keyword("dst_vdevice"));
+    let (Some(data), Some(device)) = (data, device) else {
+        return Err(fx.d().error(e.span, "`R.hint_on_device` takes a value and `R.device(...)`"));
+    };
+    let dev = device.as_call().filter(|c| c.func.is_dotted("R.device"));
+    let int_of =
+        |c: &ast::Call, i: usize, k: &str| c.args.get(i).or_else(|| c.keyword(k)).and_then(|a| a.as_signed_int());
+    let Some((device_type, index)) = dev.and_then(|c| Some((int_of(c, 0, "device_type")?, int_of(c, 1, "index")?)))
+    else {
+        return Err(fx.d().error(device.span, "expected `R.device(device_type=..., index=...)`"));
+    };
+    let scope = match call.args.get(2).or_else(|| call.keyword("memory_scope")) {
+        Some(a) => match a.as_str() {
+            Some(s) => s.to_string(),
+            None => return Err(fx.d().error(a.span, "expected the memory scope as a string")),
+        },
+        None => "global".to_string(),
+    };
+    let value = leaf(fx, data)?;
+    let mut attrs = Attrs::new();
+    attrs.set("device_type", AttrValue::Int(device_type));
+    attrs.set("index", AttrValue::Int(index));
+    attrs.set("memory_scope", AttrValue::Str(scope));
+    let op = OpRef::Known(op::lookup("relax.hint_on_device").expect("in the op table"));
+    op_call(fx, op, vec![value], attrs, Vec::new(), e.span)
+}
+
 /// An op the table does not know: arguments and keywords are kept as written.
 fn custom_call(
     fx: &mut FuncCx<'_, '_>,
@@ -296,6 +337,14 @@ fn custom_call(
         attrs.0.push((k.name.name.clone(), v));
     }
     let sinfo_args = sinfo_keyword(fx, call)?;
+    if ann.is_none() && sinfo_args.is_empty() {
+        // Nothing says what such a call returns: most likely a misspelt op.
+        let op_name = name.trim_start_matches("relax.");
+        let d = relax_ir::Diagnostic::error(super::super::sp(call.func.span), format!("unknown op `R.{op_name}`"))
+            .with_label("not in the op table")
+            .with_note("an op outside the op table needs a type annotation on its binding");
+        return Err(fx.d().push(d));
+    }
     let callee = fx.add(ExprData::Op(OpRef::Custom(name)), None, call.func.span);
     let ty = if sinfo_args.is_empty() { ann } else { Some(infer::sinfo_result(fx, &sinfo_args)) };
     let data = ExprData::Call(Call { callee, args, attrs, sinfo_args });
@@ -328,14 +377,20 @@ fn table_call(
     if let Some(extra) = positional.next() {
         return Err(fx.d().error(extra.span, format!("too many arguments for `R.{}`", def.text_name())));
     }
+    // Keywords the table does not list (attributes that a newer TVM added, such as
+    // `align_corners` of `R.image.affine_grid` in 0.27) are kept as written, after the
+    // table's attributes.
+    let mut extra = Vec::new();
     for k in &call.keywords {
         if is_sinfo_keyword(k) {
             continue;
         }
         let Some(i) = def.params.iter().position(|p| p.name == k.name.name) else {
-            return Err(fx
-                .d()
-                .error(k.name.span, format!("`R.{}` has no parameter `{}`", def.text_name(), k.name.name)));
+            if extra.iter().any(|(n, _): &(String, AttrValue)| *n == k.name.name) {
+                return Err(fx.d().error(k.name.span, format!("parameter `{}` is given twice", k.name.name)));
+            }
+            extra.push((k.name.name.clone(), lower_attr_value(fx.cx.diags, &k.value)?));
+            continue;
         };
         if !slots[i].is_empty() {
             return Err(fx.d().error(k.name.span, format!("parameter `{}` is given twice", k.name.name)));
@@ -366,7 +421,10 @@ fn table_call(
             },
             ParamRole::Attr { kind, default } => {
                 let v = match slots[i].first() {
-                    Some(a) => attr_of_kind(fx, a, kind)?,
+                    // An attribute whose default is `None` takes `None` whatever its kind:
+                    // that is how an omitted one prints.
+                    Some(a) if default == Dflt::None && matches!(a.kind, ExprKind::None) => AttrValue::None,
+                    Some(a) => attr_of_kind(fx, a, kind, p.name)?,
                     None => match default {
                         Dflt::Required => {
                             return Err(fx.d().error(
@@ -374,6 +432,7 @@ fn table_call(
                                 format!("`R.{}` is missing its attribute `{}`", def.text_name(), p.name),
                             ));
                         }
+                        Dflt::SameAs(other) => attrs.get(other).cloned().unwrap_or(AttrValue::None),
                         d => d.value().unwrap_or(AttrValue::None),
                     },
                 };
@@ -381,6 +440,9 @@ fn table_call(
             }
         }
     }
+    attrs.0.extend(extra);
+    // What TVM's Python constructor resolves (`-1` in a reshape, arange's dtype).
+    relax_ir::infer::apply_python_conveniences(fx.f, def.name, &mut args, &mut attrs);
     let sinfo_args = sinfo_keyword(fx, call)?;
     op_call(fx, op, args, attrs, sinfo_args, e.span)
 }
@@ -415,10 +477,10 @@ fn coerce_arg(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: ArgKind) -> LResult<
 }
 
 /// An attribute value normalised to its kind.
-pub(crate) fn attr_of_kind(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: AttrKind) -> LResult<AttrValue> {
+pub(crate) fn attr_of_kind(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: AttrKind, name: &str) -> LResult<AttrValue> {
     let v = lower_attr_value(fx.cx.diags, a)?;
     let bad = |fx: &mut FuncCx<'_, '_>, what: &str| -> Reported {
-        fx.d().error(a.span, format!("expected {what}, found {}", a.describe()))
+        fx.d().error(a.span, format!("expected {what} for `{name}`, found {}", a.describe()))
     };
     let int_list =
         |v: &AttrValue| v.as_int_list().map(|l| AttrValue::List(l.into_iter().map(AttrValue::Int).collect()));

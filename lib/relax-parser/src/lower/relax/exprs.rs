@@ -33,7 +33,7 @@ pub(crate) fn resolve_name(fx: &mut FuncCx<'_, '_>, name: &str) -> Option<NameRe
     if let Some(s) = fx.syms.get(name) {
         return Some(NameRef::Sym(*s));
     }
-    if let Some(g) = fx.cx.module.lookup(name) {
+    if let Some(g) = fx.cx.lookup(name) {
         return Some(NameRef::Global(g));
     }
     if let Some(s) = fx.sym(name) {
@@ -213,6 +213,10 @@ fn operator_sugar(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Expr> {
 /// `metadata["key"][i]`: the constant it names, created on first reference.
 fn metadata_ref(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Option<Constant>> {
     let ExprKind::Subscript { value: inner, index } = &e.kind else { return Ok(None) };
+    if inner.as_name() == Some("metadata") && fx.lookup_var("metadata").is_none() {
+        // `metadata["KEY"]` without its index.
+        return Err(fx.d().error(e.span, "expected `metadata[\"KEY\"][INDEX]`"));
+    }
     let ExprKind::Subscript { value: base, index: key } = &inner.kind else { return Ok(None) };
     if base.as_name() != Some("metadata") {
         return Ok(None);
@@ -243,6 +247,15 @@ pub(crate) fn constant_expr(fx: &mut FuncCx<'_, '_>, c: Constant, ann: Option<Ty
             let dims = shape.iter().map(|&d| fx.f.pool.i64(d)).collect();
             Some(fx.ty(TyData::tensor(dims, data.dtype)))
         }
+        // An opaque constant outside a binding's right-hand side (a call argument): what
+        // an earlier annotation said about it, or else a tensor of unknown shape.
+        _ if ann.is_none() => Some(match &data.shape {
+            Some(shape) if !data.dtype.is_void() => {
+                let dims = shape.iter().map(|&d| fx.f.pool.i64(d)).collect();
+                fx.ty(TyData::tensor(dims, data.dtype))
+            }
+            _ => fx.ty(TyData::tensor_ndim(-1, DataType::VOID)),
+        }),
         _ => ann,
     };
     if let (Some(t), ConstPayload::Opaque) = (ty, &data.payload) {
@@ -283,6 +296,15 @@ pub(crate) fn r_const(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) 
     };
     if dtype.is_void() || dtype.is_handle() || dtype.lanes > 1 {
         return Err(fx.d().error(e.span, format!("cannot make a constant of type `{dtype}`")));
+    }
+    if dtype.is_int() {
+        for n in &flat {
+            if let Num::Int(i) = *n
+                && relax_ir::prim::int_literal_value(dtype, i128::from(i)).is_none()
+            {
+                return Err(fx.d().error(v.span, format!("integer `{i}` is out of range for `{dtype}`")));
+            }
+        }
     }
     let mut bytes = Vec::with_capacity(flat.len() * dtype.bytes() as usize);
     for n in &flat {
@@ -326,9 +348,20 @@ fn flatten_numbers(
         match &e.kind {
             ExprKind::Float(f) => Num::Float(*f),
             ExprKind::Bool(b) => Num::Bool(*b),
+            // TVM prints non-finite scalars as strings: `R.const("inf", "float32")`.
+            ExprKind::Str(t) if matches!(t.as_str(), "inf" | "-inf" | "nan" | "-nan") => Num::Float(match t.as_str() {
+                "inf" => f64::INFINITY,
+                "-inf" => f64::NEG_INFINITY,
+                "nan" => f64::NAN,
+                _ => -f64::NAN,
+            }),
             ExprKind::Unary { op: UnaryOp::Neg, operand } if matches!(operand.kind, ExprKind::Float(_)) => {
                 let ExprKind::Float(f) = operand.kind else { return Err(Reported) };
                 Num::Float(-f)
+            }
+            ExprKind::Int(_) => return Err(fx.d().error(e.span, "integer literal does not fit in int64")),
+            ExprKind::Unary { op: UnaryOp::Neg, operand } if matches!(operand.kind, ExprKind::Int(_)) => {
+                return Err(fx.d().error(e.span, "integer literal does not fit in int64"));
             }
             _ => return Err(fx.d().error(e.span, format!("expected a number, found {}", e.describe()))),
         }

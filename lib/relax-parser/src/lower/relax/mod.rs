@@ -57,6 +57,9 @@ pub(crate) struct FuncCx<'a, 'd> {
     /// Where the dataflow variables of finished dataflow blocks were defined, by name,
     /// to explain an "undefined variable" error for a use after the block.
     pub dataflow_locals: HashMap<String, Span>,
+    /// Variables whose binding failed (typed `R.Object`): a type error of a later call
+    /// that uses one is a consequence, not reported again.
+    pub poisoned: HashSet<Var>,
 }
 
 impl<'a, 'd> FuncCx<'a, 'd> {
@@ -75,6 +78,7 @@ impl<'a, 'd> FuncCx<'a, 'd> {
             used_names,
             fresh: 0,
             dataflow_locals: HashMap::new(),
+            poisoned: HashSet::new(),
         }
     }
 
@@ -199,6 +203,15 @@ impl PrimScope for FuncCx<'_, '_> {
 /// Lowering helpers shared by the submodules.
 pub(crate) fn function_decorator_attrs(name: &str, deco: &Decorator, attrs: &mut relax_ir::Attrs) {
     super::module::decorator_attrs(name, deco, attrs);
+}
+
+/// True when `e` (a leaf, or a tuple of leaves) uses a variable whose binding failed.
+pub(crate) fn uses_poisoned(fx: &FuncCx<'_, '_>, e: Expr) -> bool {
+    match &fx.f.exprs[e] {
+        ExprData::Var(v) => fx.poisoned.contains(v),
+        ExprData::Tuple(fields) => fields.iter().any(|&x| uses_poisoned(fx, x)),
+        _ => false,
+    }
 }
 
 /// The result type of an expression, or `R.Object` when unknown.

@@ -24,7 +24,9 @@ pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, def: &ast::FunctionDef, f: &mut 
     fx.f.func.body = seq.seq;
     if def.returns.is_none() {
         let body = fx.f.func.body.body;
-        fx.f.func.ret = super::ty_or_object(&mut fx, body);
+        let t = super::ty_or_object(&mut fx, body);
+        let params = fx.f.func.params.clone();
+        fx.f.func.ret = relax_ir::infer::erase_to_signature(fx.f, t, &params, &relax_ir::arith::Analyzer::new());
     }
     if fx.cx.diags.list.len() > before { Err(Reported) } else { Ok(()) }
 }
@@ -131,9 +133,13 @@ fn branch_result(
         None => None,
     };
     let val = value(fx, v, ann)?;
-    if fx.f.ty_of(val).is_none() {
-        let t = ann.unwrap_or_else(|| fx.ty(TyData::Object));
-        fx.f.expr_ty.set(val, Some(t));
+    match (fx.f.ty_of(val), ann) {
+        (Some(inferred), Some(a)) => check_annotation(fx, a, inferred, name, stmt.span)?,
+        (None, _) => {
+            let t = ann.unwrap_or_else(|| fx.ty(TyData::Object));
+            fx.f.expr_ty.set(val, Some(t));
+        }
+        (Some(_), None) => {}
     }
     let body = if fx.f.is_leaf(val) {
         val
@@ -238,17 +244,26 @@ fn binding(
     let Some(name) = target.as_name() else {
         return Err(fx.d().error(target.span, format!("expected a variable name, found {}", target.describe())));
     };
-    let r = binding_value(fx, annotation, v);
+    let r = binding_value(fx, annotation, v, name, stmt.span);
     let (val, ty, kind) = match r {
         Ok(x) => x,
         Err(rep) => {
             // Define the name anyway so later uses do not cascade into more errors.
             let obj = fx.ty(TyData::Object);
-            fx.define_var(name, obj, stmt.span);
+            let v = fx.define_var(name, obj, stmt.span);
+            fx.poisoned.insert(v);
             return Err(rep);
         }
     };
     let var = fx.define_var(name, ty, stmt.span);
+    // A value computed from a failed binding is as unknown as it.
+    let poisoned = match &fx.f.exprs[val] {
+        ExprData::Call(c) => c.args.iter().any(|&a| super::uses_poisoned(fx, a)),
+        _ => super::uses_poisoned(fx, val),
+    };
+    if poisoned {
+        fx.poisoned.insert(var);
+    }
     fx.emit(var, val, kind);
     Ok(())
 }
@@ -258,6 +273,8 @@ fn binding_value(
     fx: &mut FuncCx<'_, '_>,
     annotation: Option<&ast::Expr>,
     v: &ast::Expr,
+    target: &str,
+    span: ast::Span,
 ) -> LResult<(Expr, Ty, BindingKind)> {
     let ann = match annotation {
         Some(a) => Some(types::lower_type(fx, a, false)?),
@@ -277,17 +294,37 @@ fn binding_value(
         return Ok((src, ann.unwrap_or(cast), BindingKind::MatchCast(cast)));
     }
     let val = value(fx, v, ann)?;
-    if fx.f.ty_of(val).is_none() {
+    match (fx.f.ty_of(val), ann) {
+        (Some(inferred), Some(a)) => check_annotation(fx, a, inferred, target, span)?,
         // No rule gives the value a type: it takes the annotation, as TVM's inference
         // would have produced it (or `R.Object` when there is none).
-        let t = ann.unwrap_or_else(|| fx.ty(TyData::Object));
-        fx.f.expr_ty.set(val, Some(t));
+        (None, _) => {
+            let t = ann.unwrap_or_else(|| fx.ty(TyData::Object));
+            fx.f.expr_ty.set(val, Some(t));
+        }
+        (Some(_), None) => {}
     }
     let ty = match ann {
         Some(a) => a,
         None => super::ty_or_object(fx, val),
     };
     Ok((val, ty, BindingKind::Value))
+}
+
+/// Checks a binding's annotation against the value's inferred type: an annotation that
+/// cannot hold (`BaseCheck` fails at level L0) is an error at the binding; a less precise
+/// value type, or one only unprovably different, is accepted (the annotation wins).
+fn check_annotation(fx: &mut FuncCx<'_, '_>, ann: Ty, inferred: Ty, target: &str, span: ast::Span) -> LResult<()> {
+    let an = relax_ir::arith::Analyzer::new();
+    let level = relax_ir::infer::base_check(&fx.f.pool, ann, &fx.f.pool, inferred, &an);
+    if level == relax_ir::infer::CheckLevel::FailL0 {
+        let want = relax_ir::printer::print_ty_in(fx.f, ann);
+        let have = relax_ir::printer::print_ty_in(fx.f, inferred);
+        return Err(fx
+            .d()
+            .error(span, format!("the annotation `{want}` of `{target}` does not match the value's type `{have}`")));
+    }
+    Ok(())
 }
 
 fn expression_statement(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, e: &ast::Expr) -> LResult<()> {
@@ -403,17 +440,15 @@ fn if_stmt(
     if tn != en {
         return Err(fx.d().error(*espan, format!("both branches must assign the same variable: `{tn}` and `{en}`")));
     }
-    let ty = match tann.or(*eann) {
-        Some(t) => t,
-        None => {
-            let a = super::ty_or_object(fx, then_seq.seq.body);
-            let b = super::ty_or_object(fx, else_seq.seq.body);
-            if a == b { a } else { fx.ty(TyData::Object) }
-        }
-    };
+    // The value's type joins the branches' (`algorithms.md` §9.5); an annotation on
+    // either branch's assignment is the variable's type.
+    let a = super::ty_or_object(fx, then_seq.seq.body);
+    let b = super::ty_or_object(fx, else_seq.seq.body);
+    let joined = relax_ir::infer::lca(&mut fx.f.pool, a, b, &relax_ir::arith::Analyzer::new());
+    let ty = tann.or(*eann).unwrap_or(joined);
     let name = tn.clone();
     let val =
-        fx.add(ExprData::If { cond: c, then_branch: then_seq.seq, else_branch: else_seq.seq }, Some(ty), stmt.span);
+        fx.add(ExprData::If { cond: c, then_branch: then_seq.seq, else_branch: else_seq.seq }, Some(joined), stmt.span);
     let var = fx.define_var(&name, ty, stmt.span);
     fx.emit(var, val, BindingKind::Value);
     Ok(())

@@ -84,6 +84,22 @@ fn int_value(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<i64> {
     e.as_signed_int().ok_or_else(|| fx.d().error(e.span, format!("expected an integer, found {}", e.describe())))
 }
 
+/// The largest `ndim=` accepted. A rank written as a number costs a few bytes of text but
+/// type inference builds one dim per axis (`R.sum(x, keepdims=True)`), so it is bounded.
+const MAX_NDIM: i64 = 1024;
+
+/// An `ndim=` value: -1 (unknown) or a rank up to [`MAX_NDIM`].
+fn ndim_value(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<i32> {
+    let v = int_value(fx, e)?;
+    if v < -1 {
+        return Err(fx.d().error(e.span, "`ndim` must be -1 or more"));
+    }
+    if v > MAX_NDIM {
+        return Err(fx.d().error(e.span, format!("`ndim={v}` is too large (at most {MAX_NDIM})")));
+    }
+    Ok(v as i32)
+}
+
 /// One dim of a shape: an integer, a quoted expression (signature), or a TIR expression.
 pub(crate) fn dim(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<PrimExpr> {
     let v = match &e.kind {
@@ -128,13 +144,7 @@ fn tensor(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, c: &ast::Call, _sig: bool) -> 
         None => DataType::VOID,
     };
     let mut ndim = match ndim_arg {
-        Some(n) => {
-            let v = int_value(fx, n)?;
-            if v < -1 {
-                return Err(fx.d().error(n.span, "`ndim` must be -1 or more"));
-            }
-            v as i32
-        }
+        Some(n) => ndim_value(fx, n)?,
         None => -1,
     };
     let shape = match shape_arg {
@@ -193,7 +203,7 @@ fn shape(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, c: &ast::Call, _sig: bool) -> L
         }
     }
     let ndim = match ndim_arg {
-        Some(n) => int_value(fx, n)? as i32,
+        Some(n) => ndim_value(fx, n)?,
         None => -1,
     };
     match values_arg {

@@ -330,8 +330,10 @@ impl TirCx<'_, '_> {
             return Err(self.err(
                 value.span,
                 format!(
-                    "`T.axis.remap` defines {letters} iteration variables but {} names are assigned",
-                    targets.len()
+                    "`T.axis.remap` defines {letters} iteration variable{} but {} name{} assigned",
+                    if letters == 1 { "" } else { "s" },
+                    targets.len(),
+                    if targets.len() == 1 { " is" } else { "s are" }
                 ),
             ));
         }

@@ -72,6 +72,16 @@ pub(super) struct Built {
 }
 
 impl TirCx<'_, '_> {
+    /// Sets `scope=` when the text did not (TVM 0.27's `T.alloc_local(...)` and
+    /// `T.alloc_shared(...)` are `T.alloc_buffer(..., scope=...)`).
+    pub(super) fn with_default_scope<'s>(args: BufferArgs<'s>, scope: &'s ast::Expr) -> BufferArgs<'s> {
+        let mut slots = args.slots;
+        if slots[SCOPE].is_none() {
+            slots[SCOPE] = Some(scope);
+        }
+        BufferArgs { slots }
+    }
+
     /// Sorts the arguments of a buffer declaration into slots. `skip` leading positional
     /// arguments belong to the caller (the parameter of `T.match_buffer`).
     pub fn buffer_args<'e>(&mut self, call: &'e ast::Call, what: &str, skip: usize) -> LResult<BufferArgs<'e>> {

@@ -190,6 +190,8 @@ pub(super) fn metadata_ref(tx: &mut TirCx<'_, '_>, e: &ast::Expr) -> LResult<Pri
     let Some((key, index)) = parsed else {
         return Err(tx.err(e.span, "expected `metadata[\"KEY\"][INDEX]`"));
     };
+    // TVM 0.27 keys omitted TIR strings `ir.StringImm`; TVM 0.25 `tirx.StringImm`.
+    let key = if key == "ir.StringImm" { "tirx.StringImm" } else { key };
     let key = tx.pool.raw(PrimExprData::Str(key.to_string()));
     let index = tx.pool.int(DataType::INT32, index);
     Ok(tx.pool.raw(PrimExprData::Call { dtype: DataType::HANDLE, op: METADATA_OP.into(), args: vec![key, index] }))
@@ -247,6 +249,7 @@ fn children(e: &ast::Expr) -> Vec<&ast::Expr> {
             v
         }
         ExprKind::IfExp { test, body, orelse } => vec![test, body, orelse],
+        ExprKind::Lambda { body, .. } => vec![body],
     }
 }
 
@@ -348,6 +351,7 @@ fn rewrite(e: &mut ast::Expr) {
             rewrite(body);
             rewrite(orelse);
         }
+        ExprKind::Lambda { body, .. } => rewrite(body),
     }
     if struct_get {
         wrap(e, STRUCT_GET_ATTR);

@@ -31,6 +31,8 @@ mod regions;
 mod scope;
 mod stmts;
 
+use std::collections::HashMap;
+
 use relax_ir::attrs::Attrs;
 use relax_ir::{BlockNode, PrimFunc, StmtData};
 
@@ -49,6 +51,7 @@ pub(crate) fn lower_prim_func(cx: &mut ModuleCx<'_>, def: &ast::FunctionDef, dec
     tx.decls = params::prescan_declarations(&def.body);
     tx.type_params = def.type_params.iter().map(|t| t.name.clone()).collect();
     params::lower_params(&mut tx, def);
+    tx.param_set = tx.params.iter().copied().collect();
     let ret = params::lower_ret(&mut tx, def);
     let stmts = tx.lower_seq(&def.body, SeqCtx::Function);
     let body = wrap_root(&mut tx, stmts, def);
@@ -57,7 +60,11 @@ pub(crate) fn lower_prim_func(cx: &mut ModuleCx<'_>, def: &ast::FunctionDef, dec
     normalize_func_attrs(&mut attrs);
     decorator_attrs(&def.name.name, deco, &mut attrs);
     let mut buffer_map = std::mem::take(&mut tx.buffer_map);
-    buffer_map.sort_by_key(|(h, _)| tx.params.iter().position(|p| p == h));
+    let mut position = HashMap::new();
+    for (i, &p) in tx.params.iter().enumerate() {
+        position.entry(p).or_insert(i);
+    }
+    buffer_map.sort_by_key(|(h, _)| position.get(h).copied());
 
     let new_errors = tx.cx.diags.list.get(errors_before..).is_some_and(|d| d.iter().any(|d| d.is_error()));
     let failed = tx.failed || new_errors || tx.cx.diags.full();

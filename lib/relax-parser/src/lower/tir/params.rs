@@ -226,6 +226,7 @@ fn inline_buffer(tx: &mut TirCx<'_, '_>, index: usize, p: &ast::Param, e: &ast::
     tx.spans.buffers.set(b, super::super::sp(p.span));
     tx.frames[0].insert(p.name.name.clone(), Entry::Buffer(b));
     tx.buffer_map.push((tx.params[index], b));
+    tx.bound_handles.insert(tx.params[index]);
     tx.region_buffers.insert(b);
     Ok(())
 }
@@ -256,12 +257,12 @@ impl TirCx<'_, '_> {
             return Err(self.err(span, "`T.match_buffer` needs the parameter to bind"));
         };
         let handle = match param.as_name().and_then(|n| self.entry(n)) {
-            Some(Entry::Var(v)) if self.params.contains(&v) && self.pool.vars[v].dtype.is_handle() => v,
+            Some(Entry::Var(v)) if self.param_set.contains(&v) && self.pool.vars[v].dtype.is_handle() => v,
             _ => {
                 return Err(self.err(param.span, "`T.match_buffer` takes a handle parameter or a buffer region"));
             }
         };
-        if self.buffer_map.iter().any(|&(h, _)| h == handle) {
+        if self.bound_handles.contains(&handle) {
             return Err(self
                 .err(param.span, format!("parameter `{}` is already bound to a buffer", self.pool.vars[handle].name)));
         }
@@ -271,6 +272,7 @@ impl TirCx<'_, '_> {
         let built = self.build_buffer(name, &args, Dims::Define, false, target.span)?;
         let b = self.define_buffer(built.data, target.span);
         self.buffer_map.push((handle, b));
+        self.bound_handles.insert(handle);
         self.region_buffers.insert(b);
         Ok(())
     }

@@ -68,10 +68,16 @@ impl TirCx<'_, '_> {
         };
         let buffer = self.buffer_named(name, value.span)?;
         let ndim = self.buffers[buffer].shape.len();
+        let index = crate::lower::prim_expr::subscript_indices(index);
         if index.len() != ndim {
-            return Err(
-                self.err(e.span, format!("buffer `{name}` has {ndim} dimensions but is indexed with {}", index.len()))
-            );
+            return Err(self.err(
+                e.span,
+                format!(
+                    "buffer `{name}` has {ndim} dimension{} but is indexed with {}",
+                    if ndim == 1 { "" } else { "s" },
+                    index.len()
+                ),
+            ));
         }
         let mut region = Vec::with_capacity(ndim);
         for (i, ix) in index.iter().enumerate() {

@@ -67,6 +67,12 @@ pub(super) struct TirCx<'a, 'd> {
     pub params: Vec<SymVar>,
     /// Handle parameter → buffer.
     pub buffer_map: Vec<(SymVar, Buffer)>,
+    /// The parameters as a set (filled when the signature is read), and the handles of
+    /// `buffer_map`: membership tests stay constant-time for functions with thousands of
+    /// parameters.
+    pub param_set: HashSet<SymVar>,
+    /// See `param_set`.
+    pub bound_handles: HashSet<SymVar>,
     /// Function attributes read so far.
     pub attrs: Attrs,
     /// Name scopes, innermost last; the first is the function scope.
@@ -102,6 +108,8 @@ impl<'a, 'd> TirCx<'a, 'd> {
             spans: TirSpans::default(),
             params: Vec::new(),
             buffer_map: Vec::new(),
+            param_set: HashSet::new(),
+            bound_handles: HashSet::new(),
             attrs: Attrs::new(),
             frames: vec![HashMap::new()],
             decls: HashMap::new(),

@@ -187,7 +187,13 @@ impl TirCx<'_, '_> {
                 "T.init" | "T.sblock" | "T.block" | "T.launch_thread" => {
                     return Err(self.err(e.span, format!("`{name}(...)` must be used as `with {name}(...):`")));
                 }
-                "T.match_buffer" | "T.sblock_alloc_buffer" | "T.alloc_buffer" | "T.decl_buffer" | "T.Buffer" => {
+                "T.match_buffer"
+                | "T.sblock_alloc_buffer"
+                | "T.alloc_buffer"
+                | "T.decl_buffer"
+                | "T.Buffer"
+                | "T.alloc_local"
+                | "T.alloc_shared" => {
                     return Err(self.err(e.span, format!("the result of `{name}` must be assigned to a name")));
                 }
                 _ => {}
@@ -367,7 +373,9 @@ impl TirCx<'_, '_> {
                     self.alloc_buffer(target, call, value.span, ctx, &callee)?;
                     return Ok(Item::Nothing);
                 }
-                "T.alloc_buffer" | "T.decl_buffer" | "T.Buffer" => return self.decl_buffer(s, target, call, &callee),
+                "T.alloc_buffer" | "T.decl_buffer" | "T.Buffer" | "T.alloc_local" | "T.alloc_shared" => {
+                    return self.decl_buffer(s, target, call, &callee);
+                }
                 "T.axis.spatial" | "T.axis.reduce" | "T.axis.scan" | "T.axis.opaque" => {
                     self.axis(target, call, value, &callee, ctx)?;
                     return Ok(Item::Nothing);
@@ -391,7 +399,15 @@ impl TirCx<'_, '_> {
         if let Some((call, callee)) = value.as_dotted_call()
             && callee == "T.axis.remap"
         {
-            self.remap(targets, call, value, ctx)?;
+            if let Err(r) = self.remap(targets, call, value, ctx) {
+                // Keep the names defined, so that their uses do not report again.
+                for t in targets {
+                    if let Some(name) = t.as_name() {
+                        self.define_var(name, DataType::INT32, t.span);
+                    }
+                }
+                return Err(r);
+            }
             return Ok(Item::Nothing);
         }
         if let ExprKind::Tuple { elts, .. } = &value.kind
@@ -424,6 +440,7 @@ impl TirCx<'_, '_> {
             return Err(self.err(base.span, "only buffers can be stored to"));
         };
         let buffer = self.buffer_named(name, base.span)?;
+        let index = crate::lower::prim_expr::subscript_indices(index);
         let mut indices = Vec::with_capacity(index.len());
         for i in index {
             if matches!(i.kind, ExprKind::Slice { .. }) {
@@ -435,7 +452,11 @@ impl TirCx<'_, '_> {
         if indices.len() != ndim {
             return Err(self.err(
                 target.span,
-                format!("buffer `{name}` has {ndim} dimensions but is indexed with {}", indices.len()),
+                format!(
+                    "buffer `{name}` has {ndim} dimension{} but is indexed with {}",
+                    if ndim == 1 { "" } else { "s" },
+                    indices.len()
+                ),
             ));
         }
         let mut value = self.expr(value_e)?;
@@ -508,6 +529,17 @@ impl TirCx<'_, '_> {
             return Err(self.err(target.span, format!("the result of `{callee}` must be assigned to a name")));
         };
         let args = self.buffer_args(call, callee, 0)?;
+        // TVM 0.27 spells `T.alloc_buffer(..., scope="local")` as `T.alloc_local(...)`.
+        let sugar_scope = match callee {
+            "T.alloc_local" => Some("local"),
+            "T.alloc_shared" => Some("shared"),
+            _ => None,
+        };
+        let scope_lit = ast::Expr::new(call.func.span, ExprKind::Str(sugar_scope.unwrap_or_default().to_string()));
+        let (args, callee) = match sugar_scope {
+            Some(_) => (Self::with_default_scope(args, &scope_lit), "T.alloc_buffer"),
+            None => (args, callee),
+        };
         let decl = callee == "T.decl_buffer";
         let built = self.build_buffer(name, &args, Dims::Use, decl, target.span)?;
         let data_var = built.data.data;

@@ -1,0 +1,154 @@
+//! The ops of the table that `legalize-ops` leaves alone, each with the reason, and the
+//! ops TVM lowers to a packed function of the runtime instead of a PrimFunc.
+//!
+//! A unit test walks the op table: every op must have a legalization, a packed
+//! function, or an entry here, so a new op cannot be forgotten.
+
+/// Ops lowered to `R.call_packed(name, args...)` (TVM's `FCallPacked`), wrapped in
+/// `R.call_pure_packed` when the op is pure.
+pub const PACKED: &[(&str, &str)] = &[
+    ("relax.print", "relax.run.print"),
+    ("relax.assert_op", "relax.run.assert_op"),
+    ("relax.shape_to_tensor", "relax.run.shape_to_tensor"),
+    ("relax.unique", "relax.run.unique"),
+    ("relax.nonzero", "relax.run.nonzero"),
+];
+
+/// The packed function an op is lowered to.
+pub fn packed_name(op: &str) -> Option<&'static str> {
+    PACKED.iter().find(|(n, _)| *n == op).map(|(_, f)| *f)
+}
+
+/// Ops of the table that are deliberately not legalized, with the reason.
+pub const NOT_LEGALIZED: &[(&str, &str)] = &[
+    ("relax.call_tir", "already a call of a PrimFunc"),
+    ("relax.call_tir_inplace", "already a call of a PrimFunc"),
+    ("relax.call_tir_with_grad", "already a call of a PrimFunc"),
+    ("relax.call_dps_packed", "a call of an external function"),
+    ("relax.call_pure_packed", "a call of an external function"),
+    ("relax.call_inplace_packed", "a call of an external function"),
+    ("relax.call_builtin_with_ctx", "a VM builtin call"),
+    ("relax.invoke_closure", "a closure call, lowered by the VM"),
+    ("relax.invoke_pure_closure", "a closure call, lowered by the VM"),
+    ("relax.make_closure", "a closure, lowered by the VM"),
+    ("relax.null_value", "a VM value"),
+    ("relax.shape_of", "a shape query, lowered by VMShapeLower"),
+    ("relax.builtin.alloc_tensor", "memory planning"),
+    ("relax.builtin.stop_lift_params", "a marker for LiftTransformParams"),
+    ("relax.memory.alloc_storage", "memory planning"),
+    ("relax.memory.alloc_tensor", "memory planning"),
+    ("relax.memory.kill_storage", "memory planning"),
+    ("relax.memory.kill_tensor", "memory planning"),
+    ("relax.memory.view", "TVM lowers it to a packed call (not done yet)"),
+    ("relax.memory.ensure_zero_offset", "TVM lowers it to a packed call (not done yet)"),
+    ("relax.vm.alloc_storage", "VM lowering"),
+    ("relax.vm.alloc_tensor", "VM lowering"),
+    ("relax.vm.kill_object", "VM lowering"),
+    ("relax.vm.call_tir_dyn", "VM lowering"),
+    ("relax.tensor_to_shape", "TVM lowers it to a packed call (not done yet)"),
+    ("relax.cumsum", "TVM registers no legalization (dispatch passes handle it)"),
+    ("relax.cumprod", "TVM registers no legalization (dispatch passes handle it)"),
+    ("relax.sort", "TVM registers no legalization (dispatch passes handle it)"),
+    ("relax.argsort", "TVM registers no legalization (dispatch passes handle it)"),
+    ("relax.topk", "TVM registers no legalization (dispatch passes handle it)"),
+    ("relax.dynamic_strided_slice", "data-dependent output shape: needs a shape function (not done)"),
+    ("relax.einsum", "TOPI's einsum is an extern C++ compute (not done)"),
+    (
+        "relax.nn.attention",
+        "TOPI's batch_matmul annotates blocks with buffers (`layout_free_placeholders`), which relax's block annotations cannot hold yet",
+    ),
+    ("relax.bucketize", "not done yet"),
+    ("relax.ccl.allgather", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.ccl.allreduce", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.ccl.broadcast_from_worker0", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.ccl.scatter_from_worker0", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.dequantize", "not done yet"),
+    ("relax.ewise_fma", "TVM registers no legalization"),
+    ("relax.gather_nd", "not done yet"),
+    ("relax.hamming_window", "not done yet"),
+    ("relax.image.affine_grid", "not done yet (vision/image ops)"),
+    ("relax.image.resize2d", "not done yet (vision/image ops)"),
+    ("relax.image.resize3d", "not done yet (vision/image ops)"),
+    ("relax.image.grid_sample", "not done yet (vision/image ops)"),
+    ("relax.grad.no_grad", "a gradient marker, removed by the gradient passes (not done)"),
+    ("relax.grad.start_checkpoint", "a gradient marker, removed by the gradient passes (not done)"),
+    ("relax.grad.end_checkpoint", "a gradient marker, removed by the gradient passes (not done)"),
+    ("relax.index_put", "not done yet"),
+    ("relax.index_tensor", "not done yet"),
+    ("relax.inspect.tensor_byte_offset", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.inspect.tensor_dtype_bits", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.inspect.tensor_dtype_code", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.inspect.tensor_dtype_lanes", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.inspect.tensor_elem_offset", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.inspect.tensor_ndim", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.inspect.tensor_shape_i", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.inspect.tensor_stride_i", "TVM lowers it to a packed call of the runtime (not done)"),
+    ("relax.layout_transform", "not done yet"),
+    ("relax.median", "not done yet"),
+    ("relax.multinomial_from_uniform", "data-dependent: TVM calls a packed runtime function (not done)"),
+    ("relax.nn.adaptive_avg_pool1d", "not done yet (convolution and pooling)"),
+    ("relax.nn.adaptive_avg_pool2d", "not done yet (convolution and pooling)"),
+    ("relax.nn.adaptive_avg_pool3d", "not done yet (convolution and pooling)"),
+    ("relax.nn.attention_bias", "not done yet"),
+    ("relax.nn.attention_var_len", "not done yet"),
+    ("relax.nn.avg_pool1d", "not done yet (convolution and pooling)"),
+    ("relax.nn.avg_pool2d", "not done yet (convolution and pooling)"),
+    ("relax.nn.avg_pool3d", "not done yet (convolution and pooling)"),
+    ("relax.nn.batch_norm", "not done yet"),
+    ("relax.nn.conv1d", "not done yet (convolution and pooling)"),
+    ("relax.nn.conv1d_transpose", "not done yet (convolution and pooling)"),
+    ("relax.nn.conv2d", "not done yet (convolution and pooling)"),
+    ("relax.nn.conv2d_transpose", "not done yet (convolution and pooling)"),
+    ("relax.nn.conv3d", "not done yet (convolution and pooling)"),
+    ("relax.nn.conv3d_transpose", "not done yet (convolution and pooling)"),
+    ("relax.nn.cross_entropy_with_logits", "not done yet"),
+    ("relax.nn.group_norm", "not done yet"),
+    ("relax.nn.instance_norm", "not done yet"),
+    ("relax.nn.max_pool1d", "not done yet (convolution and pooling)"),
+    ("relax.nn.max_pool2d", "not done yet (convolution and pooling)"),
+    ("relax.nn.max_pool3d", "not done yet (convolution and pooling)"),
+    ("relax.nn.nll_loss", "not done yet"),
+    ("relax.nn.pixel_shuffle", "not done yet"),
+    ("relax.quantize", "not done yet"),
+    ("relax.scatter_elements", "not done yet"),
+    ("relax.scatter_nd", "not done yet"),
+    ("relax.size", "not done yet"),
+    ("relax.slice_scatter", "not done yet"),
+    ("relax.to_vdevice", "a device annotation, handled by RealizeVDevice"),
+    ("relax.vision.all_class_non_max_suppression", "not done yet (vision/image ops)"),
+    ("relax.vision.get_valid_counts", "not done yet (vision/image ops)"),
+    ("relax.vision.multibox_transform_loc", "not done yet (vision/image ops)"),
+    ("relax.vision.non_max_suppression", "not done yet (vision/image ops)"),
+    ("relax.vision.roi_align", "not done yet (vision/image ops)"),
+    ("relax.vision.roi_pool", "not done yet (vision/image ops)"),
+    ("relax.wrap_param", "not done yet"),
+    ("relax.hint_on_device", "a device annotation, handled by RealizeVDevice"),
+    ("relax.nn.dropout", "TVM leaves it to the frontend translator (its legalization returns the call)"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::legalize::legalization;
+    use relax_ir::op::OPS;
+    use relax_ir::op::lookup;
+
+    /// Every op of the table is either legalized or listed, with a reason, as not.
+    #[test]
+    fn every_op_is_accounted_for() {
+        let mut missing = Vec::new();
+        for d in OPS {
+            let listed = NOT_LEGALIZED.iter().any(|(n, _)| *n == d.name);
+            let has = legalization(d.name).is_some() || packed_name(d.name).is_some();
+            assert!(!(listed && has), "{} is legalized but also listed in NOT_LEGALIZED", d.name);
+            if !listed && !has {
+                missing.push(d.name);
+            }
+        }
+        assert!(missing.is_empty(), "ops with neither a legalization nor a NOT_LEGALIZED entry: {missing:?}");
+        for (n, why) in NOT_LEGALIZED {
+            assert!(!why.is_empty());
+            assert!(lookup(n).is_some(), "NOT_LEGALIZED names {n}, which the op table does not know");
+        }
+    }
+}
