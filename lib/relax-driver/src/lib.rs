@@ -5,15 +5,21 @@
 //! the process's stdio, the runner passes in-memory buffers.
 
 pub mod expected;
+pub mod fold_eval;
 pub mod ir_text;
 mod opt;
+pub mod pipeline;
 pub mod render;
+mod run;
 pub mod source;
+mod translate;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
 
 pub use opt::opt_main;
+pub use run::run_main;
+pub use translate::translate_main;
 
 /// The standard streams a driver reads and writes.
 pub struct Io<'a> {
@@ -31,7 +37,13 @@ pub type ToolMain = fn(args: Vec<OsString>, io: &mut Io<'_>) -> i32;
 
 /// The tools the drivers implement, by command name.
 pub fn tools() -> &'static [(&'static str, ToolMain)] {
-    &[("relax-opt", opt_main)]
+    &[("relax-opt", opt_main), ("relax-run", run_main), ("relax-translate", translate_main)]
+}
+
+/// The backends this build includes (`llvm`; `spirv` later), for the test runner's
+/// `REQUIRES:` features.
+pub fn features() -> &'static [&'static str] {
+    relax_codegen::features()
 }
 
 /// Parses, prints, parses and prints again; `Err` says how the two prints differ, or why

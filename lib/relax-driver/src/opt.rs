@@ -44,6 +44,10 @@ struct OptCli {
     /// Report the time spent in each pass (to standard error).
     #[arg(long)]
     timing: bool,
+    /// Print, per Relax function, the storages and bytes of the final module (to
+    /// standard error; `docs/memory.md`).
+    #[arg(long = "memory-report")]
+    memory_report: bool,
     /// Verify the IR after every pass (default true).
     #[arg(long = "verify-each", value_name = "BOOL", num_args = 0..=1, require_equals = true,
           default_value = "true", default_missing_value = "true", action = ArgAction::Set)]
@@ -67,6 +71,7 @@ struct OptCli {
 
 /// Runs `relax-opt`.
 pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    crate::fold_eval::install();
     let registry = relax_transform::registry();
     let mut cmd = OptCli::command();
     // Pass and pipeline names are static, so they serve as clap argument ids.
@@ -310,6 +315,9 @@ impl Run<'_> {
             }
             diags.extend(d);
             return ChunkResult { output: None, diagnostics: diags, diag_file: None };
+        }
+        if self.cli.memory_report {
+            let _ = stderr.write_all(relax_transform::plan_memory::report::memory_report(&module).as_bytes());
         }
         let out = print_module(&module);
         if self.cli.verify_roundtrip

@@ -85,14 +85,23 @@ impl<W: Write> WriteStyle for Plain<W> {
 
 /// Renders one diagnostic.
 pub fn render(out: &mut Vec<u8>, file: &SourceFile, d: &Diagnostic, color: bool) -> std::io::Result<()> {
-    if color {
+    let start = out.len();
+    let r = if color {
         // codespan styles any `WriteColor` with its default colors.
         let mut w = Ansi::new(&mut *out);
         render_with(&mut w, file, d)
     } else {
         let mut w = Plain(&mut *out);
         render_with(&mut w, file, d)
+    };
+    if d.severity == Severity::Remark {
+        // codespan has no remark severity: remarks render as notes, renamed in the header.
+        let end = out[start..].iter().position(|&b| b == b'\n').map_or(out.len(), |p| start + p);
+        if let Some(p) = out[start..end].windows(4).position(|w| w == b"note") {
+            out.splice(start + p..start + p + 4, b"remark".iter().copied());
+        }
     }
+    r
 }
 
 fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std::io::Result<()> {

@@ -12,7 +12,7 @@ mod support {
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use support::driver::{check, check_bytes, run_opt};
+use support::driver::{check, check_bytes, check_with, run_opt};
 
 fn sample(rel: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test/Corpus/shared-samples").join(rel);
@@ -243,8 +243,51 @@ fn the_deepest_accepted_inputs_fit_on_the_stack() {
         elifs.push_str(&format!("        elif x == {i}:\n            a[0] = {i}\n"));
     }
     inputs.push(prim(&elifs));
+    let passes = ["--normalize", "--canonicalize-bindings", "--dead-code-elimination", "--to-non-dataflow"];
     for input in &inputs {
         let (status, _, stderr) = run_checked(input.as_bytes());
         assert_eq!(status, 0, "{stderr}\n--- input\n{}", &input[..input.len().min(2000)]);
+        // The passes walk the same IR.
+        if let Err(why) = check_with(input.as_bytes(), &passes) {
+            panic!("{why}\n--- input\n{}", &input[..input.len().min(2000)]);
+        }
+    }
+}
+
+/// Large inputs stay linear: thousands of bindings of one name (the printer's suffix
+/// search was quadratic: 40,000 took 130 s in a release build), of functions (name
+/// lookup was a linear scan per reference) and of PrimFunc parameters (the printer and
+/// the lowering compared every parameter with every other).
+#[test]
+fn large_inputs_stay_linear() {
+    let t4 = "R.Tensor((4,), dtype=\"float32\")";
+    let shadowed = format!(
+        "@I.ir_module\nclass Module:\n    @R.function\n    def main(y: {t4}) -> {t4}:\n{}        return y\n",
+        "        y = R.add(y, y)\n".repeat(10_000)
+    );
+    let mut functions = String::from("@I.ir_module\nclass Module:\n");
+    for i in 0..3_000 {
+        functions.push_str(&format!("    @R.function\n    def f{i}(x: {t4}) -> {t4}:\n        return x\n"));
+    }
+    functions.push_str(&format!("    @R.function\n    def main(x: {t4}) -> {t4}:\n        cls = Module\n"));
+    for i in 0..3_000 {
+        functions.push_str(&format!("        x = cls.f{i}(x)\n"));
+    }
+    functions.push_str("        return x\n");
+    let params: Vec<String> = (0..3_000).map(|i| format!("h{i}: T.handle")).collect();
+    let mut handles = format!("@I.ir_module\nclass Module:\n    @T.prim_func\n    def f({}):\n", params.join(", "));
+    for i in 0..3_000 {
+        handles.push_str(&format!("        a{i} = T.match_buffer(h{i}, (4,))\n"));
+    }
+    for i in 0..3_000 {
+        handles.push_str(&format!("        a{i}[0] = T.float32(1.0)\n"));
+    }
+    for input in [shadowed, functions, handles] {
+        // `check` also reads the output back, and fails past 5 s.
+        let start = Instant::now();
+        if let Err(why) = check(&input) {
+            panic!("{}", &why[..why.len().min(2000)]);
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
     }
 }

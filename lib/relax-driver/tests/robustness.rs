@@ -9,6 +9,10 @@
 //!   location), and every other line belongs to a snippet (`N │ ...`, `  │ ...`,
 //!   `  = note: ...`); exit status 1 comes with at least one error;
 //! * on exit status 0, the output parses again and prints identically;
+//! * the same holds with the passes run (`--legalize-ops`, `--annotate-tir-op-pattern`,
+//!   `--normalize`, `--canonicalize-bindings`, `--dead-code-elimination`,
+//!   `--to-non-dataflow`), and `--split-input-file
+//!   --verify-diagnostics` checks mutated expectations without breaking;
 //! * no input takes long (a few seconds in a debug build at most).
 //!
 //! The seed is fixed, so a failure reproduces; the failing input is printed in full.
@@ -23,7 +27,7 @@ mod support {
 
 use std::path::{Path, PathBuf};
 
-use support::driver::{check, header_severity, is_snippet_line};
+use support::driver::{check, check_with, header_severity, is_snippet_line};
 use support::mutate::{Rng, mutate, sections};
 
 /// Samples larger than this are left out: they make each run slow in a debug build
@@ -79,8 +83,16 @@ fn mutated_samples_never_break_the_driver() {
     for i in 0..iters {
         let sample = &samples[rng.below(samples.len())];
         let input = mutate(sample, &mut rng, &donors, 4);
-        if let Err(why) = check(&input) {
-            failures.push(format!("input #{i}: {why}\n--- input\n{input}\n---"));
+        // Mostly the plain driver; also the passes, and split files with expected
+        // diagnostics (the directives of the lit tests get mutated too).
+        let flags: &[&str] = match i % 8 {
+            5 => &["--legalize-ops", "--annotate-tir-op-pattern"],
+            6 => &["--normalize", "--canonicalize-bindings", "--dead-code-elimination", "--to-non-dataflow"],
+            7 => &["--split-input-file", "--verify-diagnostics"],
+            _ => &[],
+        };
+        if let Err(why) = check_with(input.as_bytes(), flags) {
+            failures.push(format!("input #{i} ({}): {why}\n--- input\n{input}\n---", flags.join(" ")));
             if failures.len() >= 3 {
                 break;
             }

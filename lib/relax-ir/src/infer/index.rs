@@ -141,8 +141,9 @@ fn length(
 /// clamped into `[0, extent]` (`[-1, extent - 1]` for negative strides).
 fn canonicalize_index(cx: &mut OpCx<'_>, index: PrimExpr, extent: PrimExpr, stride: PrimExpr) -> PrimExpr {
     if let (Some(i), Some(n), Some(s)) = (cx.as_int(index), cx.as_int(extent), cx.as_int(stride)) {
-        let (lo, hi) = if s < 0 { (-1, n - 1) } else { (0, n) };
-        let i = if i < 0 { i + n } else { i };
+        // Dims and indices are any int64: wrap as TVM's C++ does, never overflow.
+        let (lo, hi) = if s < 0 { (-1, n.wrapping_sub(1)) } else { (0, n) };
+        let i = if i < 0 { i.wrapping_add(n) } else { i };
         return cx.i64(i.max(lo).min(hi));
     }
     if let (Some(a), Some(b)) = (cx.f.pool.as_var(index), cx.f.pool.as_var(extent))

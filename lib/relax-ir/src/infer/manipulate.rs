@@ -675,11 +675,8 @@ fn gather_nd(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
     let Some(l) = id.last().and_then(|&e| cx.as_int(e)) else {
         return Ok(cx.tensor_ndim(x.dtype, -1, x.vdevice));
     };
-    let out_ndim = idx.ndim as i64 + i64::from(x.ndim) - l - 1 - b;
-    let Some(d) = x.dims().map(<[PrimExpr]>::to_vec) else {
-        return Ok(cx.tensor_ndim(x.dtype, out_ndim as i32, x.vdevice));
-    };
-    if l > i64::from(x.ndim) - b {
+    // Checked before any arithmetic: `l` is a dim of the indices' type, any int64.
+    if l < 0 || l > i64::from(x.ndim) - b {
         return Err(cx.err(format!(
             "the indices {} index {l} dims, but {} has only {} after {b} batch dims",
             cx.q(idx.ty),
@@ -687,6 +684,10 @@ fn gather_nd(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
             i64::from(x.ndim) - b
         )));
     }
+    let out_ndim = idx.ndim as i64 + i64::from(x.ndim) - l - 1 - b;
+    let Some(d) = x.dims().map(<[PrimExpr]>::to_vec) else {
+        return Ok(cx.tensor_ndim(x.dtype, out_ndim as i32, x.vdevice));
+    };
     let mut dims: Vec<PrimExpr> = id[..id.len() - 1].to_vec();
     dims.extend_from_slice(&d[(b + l) as usize..]);
     Ok(cx.tensor_dims(dims, x.dtype, x.vdevice))
@@ -954,9 +955,11 @@ fn layout_transform(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
             dims.push(values[*i]);
             continue;
         }
-        let ranges: Option<Vec<(i64, i64)>> = values.iter().map(|&d| cx.as_int(d).map(|n| (0, n - 1))).collect();
-        match ranges.and_then(|r| o.range(&r)) {
-            Some((lo, hi)) => dims.push(cx.i64(hi - lo + 1)),
+        let ranges: Option<Vec<(i64, i64)>> =
+            values.iter().map(|&d| cx.as_int(d).and_then(|n| Some((0, n.checked_sub(1)?)))).collect();
+        // Dims are any int64: overflowing arithmetic means "unknown".
+        match ranges.and_then(|r| o.range(&r)).and_then(|(lo, hi)| hi.checked_sub(lo)?.checked_add(1)) {
+            Some(extent) => dims.push(cx.i64(extent)),
             None => return Ok(cx.tensor_ndim(x.dtype, out_ndim, x.vdevice)),
         }
     }
@@ -990,7 +993,12 @@ mod index_map {
                         '+' => (a.0.checked_add(b.0)?, a.1.checked_add(b.1)?),
                         '-' => (a.0.checked_sub(b.1)?, a.1.checked_sub(b.0)?),
                         '*' => {
-                            let c = [a.0 * b.0, a.0 * b.1, a.1 * b.0, a.1 * b.1];
+                            let c = [
+                                a.0.checked_mul(b.0)?,
+                                a.0.checked_mul(b.1)?,
+                                a.1.checked_mul(b.0)?,
+                                a.1.checked_mul(b.1)?,
+                            ];
                             (*c.iter().min()?, *c.iter().max()?)
                         }
                         '/' if b.0 == b.1 && b.0 > 0 => (a.0.div_euclid(b.0), a.1.div_euclid(b.0)),

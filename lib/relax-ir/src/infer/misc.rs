@@ -198,7 +198,7 @@ fn scatter_from_worker0(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
     let axis = cx.axis(d.len() as i32, cx.attr_int("axis").unwrap_or(0))?;
     if let Some(len) = cx.as_int(d[axis])
         && n != 0
-        && len % n != 0
+        && len.wrapping_rem(n) != 0
     {
         return Err(cx.err(format!("dim {axis} of {} ({len}) is not divisible by {n} workers", cx.q(x.ty))));
     }

@@ -95,7 +95,7 @@ fn attention(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
     for (other, name) in [(&kd, "key"), (&vd, "value")] {
         if let (Some(h), Some(g)) = (cx.as_int(qd[2]), cx.as_int(other[2]))
             && g != 0
-            && h % g != 0
+            && h.wrapping_rem(g) != 0
         {
             return Err(
                 cx.err(format!("the number of heads of `query` ({h}) is not a multiple of that of `{name}` ({g})"))
@@ -291,7 +291,7 @@ fn channel_norm(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
     if cx.def.name == "relax.nn.group_norm"
         && let (Some(len), Some(g)) = (chan_len.and_then(|l| cx.as_int(l)), cx.attr_int("num_groups"))
         && g != 0
-        && len % g != 0
+        && len.wrapping_rem(g) != 0
     {
         return Err(cx.err(format!("{len} channels are not divisible into {g} groups")));
     }

@@ -57,6 +57,8 @@ pub(crate) struct RelaxPrinter<'a, 'c> {
     /// Prefixes used by the lines of this function written so far.
     pub(super) usage: Usage,
     pub(super) depth: u32,
+    /// Variables some expression of the function refers to (computed on first need).
+    referenced: Option<std::collections::HashSet<crate::entities::Var>>,
 }
 
 impl<'a, 'c> RelaxPrinter<'a, 'c> {
@@ -72,6 +74,7 @@ impl<'a, 'c> RelaxPrinter<'a, 'c> {
             cls_done: false,
             usage: Usage::default(),
             depth: 0,
+            referenced: None,
         }
     }
 
@@ -330,11 +333,15 @@ impl<'a, 'c> RelaxPrinter<'a, 'c> {
     }
 
     /// Both the value and the variable have the empty tuple type: TVM prints an expression
-    /// statement.
-    fn is_void_binding(&self, bind: &Binding) -> bool {
+    /// statement. Not when the variable is used: the statement would leave it undefined.
+    fn is_void_binding(&mut self, bind: &Binding) -> bool {
         let f = self.f;
         let is_void = |t: Option<Ty>| t.and_then(|t| f.pool.tys.get(t)).is_some_and(TyData::is_void);
-        is_void(f.ty_of(bind.value)) && is_void(f.vars.get(bind.var).map(|v| v.ty))
+        if !(is_void(f.ty_of(bind.value)) && is_void(f.vars.get(bind.var).map(|v| v.ty))) {
+            return false;
+        }
+        let referenced = self.referenced.get_or_insert_with(|| referenced_vars(f));
+        !referenced.contains(&bind.var)
     }
 
     /// `R.call_tir` / `R.call_dps_packed` whose variable has exactly the call's output type.
@@ -430,4 +437,46 @@ impl Names for RelaxPrinter<'_, '_> {
         let t = self.var_text(v);
         out.push_str(&t);
     }
+}
+
+/// The variables the expressions reachable from the function's body refer to (dead
+/// expressions that passes leave in the arena do not count). Iterative: deep or cyclic
+/// (ill-formed) IR does not recurse.
+fn referenced_vars(f: &RelaxFunction) -> std::collections::HashSet<Var> {
+    let mut out = std::collections::HashSet::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<crate::entities::Expr> = Vec::new();
+    let push_seq = |stack: &mut Vec<crate::entities::Expr>, seq: &SeqExpr| {
+        for &b in &seq.blocks {
+            if let Some(block) = f.blocks.get(b) {
+                stack.extend(block.bindings.iter().map(|bind| bind.value));
+            }
+        }
+        stack.push(seq.body);
+    };
+    push_seq(&mut stack, &f.func.body);
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        match f.exprs.get(e) {
+            Some(ExprData::Var(v)) => {
+                out.insert(*v);
+            }
+            Some(ExprData::Call(c)) => {
+                stack.push(c.callee);
+                stack.extend(c.args.iter().copied());
+            }
+            Some(ExprData::Tuple(fields)) => stack.extend(fields.iter().copied()),
+            Some(ExprData::GetItem { tuple, .. }) => stack.push(*tuple),
+            Some(ExprData::If { cond, then_branch, else_branch }) => {
+                stack.push(*cond);
+                push_seq(&mut stack, then_branch);
+                push_seq(&mut stack, else_branch);
+            }
+            Some(ExprData::Function(node)) => push_seq(&mut stack, &node.body),
+            _ => {}
+        }
+    }
+    out
 }

@@ -470,7 +470,12 @@ fn typed_value(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call, dt: Data
         });
     }
     if let ExprKind::Bool(b) = arg.kind {
-        return Ok(s.pool().int(dt, i64::from(b)));
+        // `T.float32(True)` is the float `1.0`, not an integer node of a float type.
+        return Ok(if dt.is_float() {
+            s.pool().float(dt, f64::from(u8::from(b)))
+        } else {
+            s.pool().int(dt, i64::from(b))
+        });
     }
     let v = lower_prim(s, arg)?;
     Ok(s.pool().cast(dt, v))

@@ -116,8 +116,9 @@ fn take(cx: &mut Cx) -> Option<Lowered> {
 
 /// TOPI's static `CanonicalizeIndex`.
 fn canon_static(index: i64, extent: i64, stride: i64) -> i64 {
-    let (lo, hi) = if stride < 0 { (-1, extent - 1) } else { (0, extent) };
-    let index = if index < 0 { index + extent } else { index };
+    // Extents and indices are any int64: wrap as TOPI's C++ does, never overflow.
+    let (lo, hi) = if stride < 0 { (-1, extent.wrapping_sub(1)) } else { (0, extent) };
+    let index = if index < 0 { index.wrapping_add(extent) } else { index };
     index.max(lo).min(hi)
 }
 

@@ -290,9 +290,13 @@ fn repeat(cx: &mut Cx) -> Option<Lowered> {
     let axis = match cx.call.attrs.get("axis").and_then(|v| v.as_int()) {
         Some(a) => norm_axis(a, te.ndim(x))?,
         None => {
+            // A 0-d tensor flattens to one element.
             let shape = te.shape(x);
-            let mut total = shape[0];
-            for &d in &shape[1..] {
+            let mut total = match shape.first() {
+                Some(&d) => d,
+                None => te.i64(1),
+            };
+            for &d in shape.iter().skip(1) {
                 total = te.mul(total, d);
             }
             x = reshape(te, x, vec![total]);

@@ -189,6 +189,11 @@ pub fn retype(f: &mut RelaxFunction) {
     let body = f.func.body.body;
     if let Some(t) = derived_type(f, body) {
         f.expr_ty.set(body, Some(t));
+        // A result type says only what the signature can: what the body alone defines
+        // (`R.Tensor(s, ...)` of a shape variable, `match_cast` variables) is erased, as
+        // the parser does, or the annotation could not be printed and read back.
+        let params = f.func.params.clone();
+        let t = relax_ir::infer::erase_to_signature(f, t, &params, &Analyzer::new());
         if t != f.func.ret && is_base_of(f, f.func.ret, t) {
             f.func.ret = t;
         }

@@ -26,7 +26,7 @@ impl Simplifier<'_> {
             let l = self.konst(dtype, s.lower);
             res = self.bin(div_op(s.mode), res, l);
         }
-        let total = sscale * s.scale;
+        let total = sscale.wrapping_mul(s.scale);
         if total != 1 {
             let k = self.konst(dtype, total);
             res = self.bin(BinOp::Mul, res, k);
@@ -204,11 +204,11 @@ impl Simplifier<'_> {
         if let Some(r) = self.try_fold(op, &ca, &cb) {
             return r;
         }
-        let sign = if op == BinOp::Add { 1 } else { -1 };
+        let sign: i64 = if op == BinOp::Add { 1 } else { -1 };
         let mut ret = self.sum_of(ca);
         let kb = if let C::E(x) = &cb { self.pool.as_int(*x) } else { None };
         match cb {
-            C::E(_) if kb.is_some() => ret.base += sign * kb.unwrap_or(0),
+            C::E(_) if kb.is_some() => ret.base = ret.base.wrapping_add(sign.wrapping_mul(kb.unwrap_or(0))),
             C::Sum(s) => add_sum(&mut ret, &s, sign),
             other => {
                 let s = self.split_of(other);
@@ -232,9 +232,9 @@ impl Simplifier<'_> {
         {
             return match ca {
                 C::Sum(mut s) => {
-                    s.base *= k;
+                    s.base = s.base.wrapping_mul(k);
                     for a in &mut s.args {
-                        a.scale *= k;
+                        a.scale = a.scale.wrapping_mul(k);
                     }
                     C::Sum(s)
                 }
@@ -343,10 +343,10 @@ impl Simplifier<'_> {
             lhs.scale = 0;
             return lhs;
         }
-        if cval % lhs.scale == 0 {
-            let scaled = cval / lhs.scale;
-            let new_upper = lhs.lower * scaled;
-            if lhs.upper == INF || lhs.upper % new_upper == 0 {
+        if cval.wrapping_rem(lhs.scale) == 0 {
+            let scaled = cval.wrapping_div(lhs.scale);
+            let new_upper = lhs.lower.wrapping_mul(scaled);
+            if lhs.upper == INF || (new_upper != 0 && lhs.upper.wrapping_rem(new_upper) == 0) {
                 if new_upper < lhs.upper && lhs.upper != INF {
                     let u = self.konst(lhs.dtype, new_upper);
                     let m = self.bin(mod_op(mode), lhs.index, u);

@@ -1,0 +1,99 @@
+//! The calling convention of compiled kernels.
+//!
+//! Every PrimFunc `f` compiles to two functions:
+//!
+//! * `i32 f(<slot types>...)`: one LLVM parameter per slot below, pointers `noalias`
+//!   when the PrimFunc says `tirx.noalias`;
+//! * `i32 f_packed(ptr args)`: the same, with the slots read from an array of 8-byte
+//!   words, so every kernel is called through one signature.
+//!
+//! The slots, in order:
+//!
+//! 1. each parameter: a handle is the address of element 0 of its tensor (the view's
+//!    byte offset already applied); a scalar is its value (integers sign- or
+//!    zero-extended to 64 bits, floats as the bits of a `double`);
+//! 2. each symbolic variable bound by a parameter buffer (a bare dim, stride or element
+//!    offset that is not itself a parameter), as an `int64` value, in order of first
+//!    appearance in the buffer map;
+//! 3. when the function returns a value (`T.ret`), the address of an 8-byte word that
+//!    receives it (integers as `int64`, floats as `double`).
+//!
+//! The result is 0 on success and `k > 0` when run-time error `k` happened (a failed
+//! `assert`, an integer division by zero); the code generator lists the messages. The
+//! caller binds the symbolic variables and checks the arguments against the buffers
+//! (dtype, rank, dims), exactly as the TIR interpreter does, so kernels trust their
+//! slots.
+
+use relax_ir::{DataType, PrimExprData, PrimFunc, SymVar};
+
+/// What a slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotKind {
+    /// A handle parameter: a data pointer.
+    Handle,
+    /// A scalar parameter.
+    Scalar,
+    /// A symbolic variable bound from a parameter buffer's shape, strides or offset.
+    ShapeVar,
+    /// The address where `T.ret` stores the result.
+    Ret,
+}
+
+/// One 8-byte argument slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// The kind.
+    pub kind: SlotKind,
+    /// The variable it binds (the parameter or symbolic variable); `None` for [`SlotKind::Ret`].
+    pub var: Option<SymVar>,
+    /// The value's type (`handle` for pointers).
+    pub dtype: DataType,
+}
+
+/// The slots of a kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelAbi {
+    /// The slots, in order.
+    pub slots: Vec<Slot>,
+}
+
+impl KernelAbi {
+    /// The index of the slot of `v`, if it has one.
+    pub fn slot_of(&self, v: SymVar) -> Option<usize> {
+        self.slots.iter().position(|s| s.var == Some(v))
+    }
+    /// True when the function returns a value through a [`SlotKind::Ret`] slot.
+    pub fn has_ret(&self) -> bool {
+        self.slots.iter().any(|s| s.kind == SlotKind::Ret)
+    }
+}
+
+/// The slots of a PrimFunc.
+pub fn kernel_abi(f: &PrimFunc) -> KernelAbi {
+    let mut slots = Vec::new();
+    for &p in &f.params {
+        let dt = f.pool.vars[p].dtype;
+        let kind = if dt.is_handle() { SlotKind::Handle } else { SlotKind::Scalar };
+        slots.push(Slot { kind, var: Some(p), dtype: if dt.is_handle() { DataType::HANDLE } else { dt } });
+    }
+    let mut bound: Vec<SymVar> = Vec::new();
+    for &(_, b) in &f.buffer_map {
+        let bd = f.buffer(b);
+        let exprs = bd.shape.iter().chain(&bd.strides).chain(bd.elem_offset.iter());
+        for &e in exprs {
+            if let PrimExprData::Var(v) = f.pool.prim(e)
+                && !f.params.contains(v)
+                && !bound.contains(v)
+            {
+                bound.push(*v);
+            }
+        }
+    }
+    for v in bound {
+        slots.push(Slot { kind: SlotKind::ShapeVar, var: Some(v), dtype: f.pool.vars[v].dtype });
+    }
+    if !f.ret.is_void() {
+        slots.push(Slot { kind: SlotKind::Ret, var: None, dtype: f.ret });
+    }
+    KernelAbi { slots }
+}

@@ -1,0 +1,299 @@
+//! TIR to LLVM IR, the `default<O3>` pipeline for the host CPU, and `.ll` / `.s` / `.o`.
+//!
+//! Each PrimFunc is lowered into a module of its own ([`func`]), verified, and linked
+//! into the result, so one function that cannot be compiled does not spoil the others
+//! (the JIT runs such a function with the interpreter). Blocks are lowered directly
+//! ([`stmt`]): a block binds its iteration variables, skips when `T.where` is false,
+//! allocates its buffers zero-filled, binds `T.match_buffer` views and runs `T.init`
+//! when every reduction variable is at the start of its domain, the interpreter's
+//! semantics. Parallel loops are outlined ([`outline`]) and run through the runtime
+//! function [`PARALLEL_FOR`]. Scalars follow the interpreter exactly ([`expr`],
+//! [`intrin`], [`types`]): float16 and bfloat16 compute in `f32` and round after every
+//! operation, integers wrap, no fast-math flags, math through the same libm functions
+//! the interpreter calls, so the two engines give the same bits.
+//!
+//! The calling convention is [`crate::abi`].
+
+mod expr;
+mod ffi;
+mod func;
+mod intrin;
+mod outline;
+mod stmt;
+mod types;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+pub use inkwell;
+use inkwell::OptimizationLevel;
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module as LModule;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use relax_ir::{Buffer, DataType, Global, Module, PrimFunc, Span, SymVar};
+
+use crate::abi::KernelAbi;
+use crate::error::CodegenError;
+
+/// The runtime function that runs an outlined parallel loop:
+/// `i32 relax_parallel_for(ptr body, ptr closure, i64 n, i64 min_chunk)` calls
+/// `i32 body(ptr closure, i64 begin, i64 end)` on chunks of `[0, n)` (each at least
+/// `min_chunk` iterations long, except the last) from a thread pool, and returns the
+/// first non-zero result, or 0.
+pub const PARALLEL_FOR: &str = "relax_parallel_for";
+
+/// Math functions the kernels call whose results must match the Rust functions the
+/// interpreter uses (the `libm` crate's `erf`, `nextafter`; Rust's own `asinh`, `acosh`,
+/// `atanh`): `f32 name_f32(f32 ...)` / `f64 name_f64(f64 ...)`. The JIT maps them to those
+/// functions; an object file needs them from its host.
+pub const MATH_HELPERS: &[&str] = &[
+    "relax_erf_f32",
+    "relax_erf_f64",
+    "relax_asinh_f32",
+    "relax_asinh_f64",
+    "relax_acosh_f32",
+    "relax_acosh_f64",
+    "relax_atanh_f32",
+    "relax_atanh_f64",
+    "relax_nextafter_f32",
+    "relax_nextafter_f64",
+];
+
+/// Code generation options.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// LLVM optimization level, 0 to 3 (`default<O3>` for 3).
+    pub opt_level: u32,
+    /// The CPU to generate code for (`--mcpu`); the host's when `None`.
+    pub cpu: Option<String>,
+    /// Target features (`+avx2,...`); the host's when `None` and the CPU is the host's.
+    pub features: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { opt_level: 3, cpu: None, features: None }
+    }
+}
+
+impl Options {
+    /// The CPU name and feature string to use.
+    pub fn cpu_and_features(&self) -> (String, String) {
+        match &self.cpu {
+            Some(cpu) if cpu != "native" => (cpu.clone(), self.features.clone().unwrap_or_default()),
+            _ => (
+                TargetMachine::get_host_cpu_name().to_string(),
+                self.features.clone().unwrap_or_else(|| TargetMachine::get_host_cpu_features().to_string()),
+            ),
+        }
+    }
+}
+
+/// A run-time error a kernel can report: result code `k` is `errors[k - 1]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelError {
+    /// The message, as the interpreter words it.
+    pub message: String,
+    /// The statement that failed.
+    pub span: Span,
+}
+
+/// A compiled PrimFunc.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The PrimFunc.
+    pub global: Global,
+    /// Its name in the module.
+    pub name: String,
+    /// The symbol of `i32 name_packed(ptr args)`.
+    pub packed_symbol: String,
+    /// The argument slots.
+    pub abi: KernelAbi,
+    /// Its run-time errors, by result code minus one.
+    pub errors: Vec<KernelError>,
+}
+
+/// The result of lowering a module.
+pub struct Lowered<'ctx> {
+    /// The LLVM module holding every kernel that could be compiled.
+    pub module: LModule<'ctx>,
+    /// Those kernels.
+    pub kernels: Vec<Kernel>,
+    /// The PrimFuncs that could not be compiled, and why.
+    pub failed: Vec<(Global, CodegenError)>,
+}
+
+/// Initializes LLVM's native target (once per process).
+pub fn initialize() -> Result<(), CodegenError> {
+    static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INIT.get_or_init(|| Target::initialize_native(&InitializationConfig::default()))
+        .clone()
+        .map_err(|e| CodegenError::new(format!("cannot initialize LLVM's native target: {e}")))
+}
+
+/// A target machine for the host (or `opts.cpu`), at the options' optimization level.
+pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
+    initialize()?;
+    let triple = TargetMachine::get_default_triple();
+    let target = Target::from_triple(&triple).map_err(|e| CodegenError::new(format!("unknown target: {e}")))?;
+    let (cpu, features) = opts.cpu_and_features();
+    let level = match opts.opt_level {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    };
+    target
+        .create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default)
+        .ok_or_else(|| CodegenError::new(format!("LLVM cannot make a target machine for CPU `{cpu}`")))
+}
+
+/// Lowers every PrimFunc of `m` into one LLVM module for `tm`'s target.
+pub fn lower_module<'ctx>(cx: &'ctx Context, m: &Module, tm: &TargetMachine, opts: &Options) -> Lowered<'ctx> {
+    let module = cx.create_module("relax");
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    let (cpu, features) = opts.cpu_and_features();
+    let mut kernels = Vec::new();
+    let mut failed = Vec::new();
+    for g in m.print_order() {
+        let Some(f) = m.prim_func(g) else { continue };
+        let name = m.globals[g].name.clone();
+        let part = cx.create_module(&name);
+        part.set_triple(&tm.get_triple());
+        part.set_data_layout(&tm.get_target_data().get_data_layout());
+        let attrs = (cpu.as_str(), features.as_str());
+        let result =
+            func::lower_prim_func(cx, &part, f, &name, attrs).map_err(|e| e.or_at(f.spans.func)).and_then(|k| {
+                part.verify().map_err(|e| {
+                    CodegenError::new(format!("internal error: invalid LLVM IR for `{name}`: {}", e.to_string()))
+                        .or_at(f.spans.func)
+                })?;
+                Ok(k)
+            });
+        match result {
+            Ok((abi, errors)) => {
+                if let Err(e) = module.link_in_module(part) {
+                    failed.push((g, CodegenError::new(format!("cannot link `{name}`: {}", e.to_string()))));
+                    continue;
+                }
+                let packed_symbol = format!("{name}_packed");
+                kernels.push(Kernel { global: g, name, packed_symbol, abi, errors });
+            }
+            Err(e) => failed.push((g, e)),
+        }
+    }
+    Lowered { module, kernels, failed }
+}
+
+/// Runs LLVM's `default<On>` pipeline on a module.
+pub fn optimize(module: &LModule<'_>, tm: &TargetMachine, opts: &Options) -> Result<(), CodegenError> {
+    let pipeline = format!("default<O{}>", opts.opt_level.min(3));
+    let po = PassBuilderOptions::create();
+    po.set_loop_vectorization(opts.opt_level >= 2);
+    po.set_loop_slp_vectorization(opts.opt_level >= 2);
+    po.set_loop_unrolling(opts.opt_level >= 2);
+    po.set_loop_interleaving(opts.opt_level >= 2);
+    module.run_passes(&pipeline, tm, po).map_err(|e| CodegenError::new(format!("LLVM's pipeline failed: {e}")))
+}
+
+/// Checks a module with LLVM's verifier.
+pub fn verify(module: &LModule<'_>) -> Result<(), CodegenError> {
+    module.verify().map_err(|e| CodegenError::new(format!("internal error: invalid LLVM IR: {}", e.to_string())))
+}
+
+/// An output format of `relax-translate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// LLVM IR text.
+    Llvm,
+    /// Assembly text.
+    Asm,
+    /// An object file.
+    Obj,
+}
+
+/// The module in the given format.
+pub fn emit(module: &LModule<'_>, tm: &TargetMachine, kind: Emit) -> Result<Vec<u8>, CodegenError> {
+    match kind {
+        Emit::Llvm => Ok(module.print_to_string().to_bytes().to_vec()),
+        Emit::Asm | Emit::Obj => {
+            let ft = if kind == Emit::Asm { FileType::Assembly } else { FileType::Object };
+            let buf = tm
+                .write_to_memory_buffer(module, ft)
+                .map_err(|e| CodegenError::new(format!("LLVM cannot emit code: {e}")))?;
+            Ok(buf.as_slice().to_vec())
+        }
+    }
+}
+
+/// A buffer bound to memory in generated code: the address of its element 0 and its
+/// strides in elements.
+#[derive(Clone)]
+struct BufInfo<'ctx> {
+    ptr: PointerValue<'ctx>,
+    strides: Vec<IntValue<'ctx>>,
+    dtype: DataType,
+    /// True for a parameter buffer or an allocation (a distinct object); false for views.
+    distinct: bool,
+}
+
+/// What every LLVM function made for one PrimFunc shares.
+struct Shared<'a, 'ctx> {
+    cx: &'ctx Context,
+    module: &'a LModule<'ctx>,
+    f: &'a PrimFunc,
+    name: &'a str,
+    /// Run-time errors, by result code minus one.
+    errors: RefCell<Vec<KernelError>>,
+    /// Outlined functions made so far (for unique names).
+    outlined: Cell<u32>,
+    /// The PrimFunc promises its buffers do not overlap (`tirx.noalias`).
+    noalias: bool,
+    /// `target-cpu` and `target-features` attributes for every function.
+    target: (&'a str, &'a str),
+    /// The statement being lowered, for error spans.
+    at: Cell<Span>,
+}
+
+impl Shared<'_, '_> {
+    /// The result code of a new run-time error.
+    fn error_code(&self, message: String) -> u64 {
+        let mut e = self.errors.borrow_mut();
+        let span = self.at.get();
+        if let Some(i) = e.iter().position(|x| x.message == message && x.span == span) {
+            return i as u64 + 1;
+        }
+        e.push(KernelError { message, span });
+        e.len() as u64
+    }
+}
+
+/// The state of one LLVM function being built.
+struct Fx<'s, 'a, 'ctx> {
+    sh: &'s Shared<'a, 'ctx>,
+    b: Builder<'ctx>,
+    func: FunctionValue<'ctx>,
+    /// The entry block, where constant-size allocations go.
+    entry: BasicBlock<'ctx>,
+    vars: HashMap<SymVar, BasicValueEnum<'ctx>>,
+    bufs: HashMap<Buffer, BufInfo<'ctx>>,
+    /// Handle variables (buffer data pointers, handle parameters).
+    data: HashMap<SymVar, PointerValue<'ctx>>,
+    /// Inside an outlined parallel body: nested parallel loops run serially.
+    in_parallel: bool,
+    /// Where `T.ret` stores its value.
+    ret_slot: Option<PointerValue<'ctx>>,
+}
+
+type R<T> = Result<T, CodegenError>;
+
+impl From<inkwell::builder::BuilderError> for CodegenError {
+    fn from(e: inkwell::builder::BuilderError) -> CodegenError {
+        CodegenError::new(format!("internal error: LLVM builder: {e}"))
+    }
+}

@@ -1,0 +1,363 @@
+//! `relax-run`: run a function of a module with the reference interpreter (`cli.md`,
+//! `docs/runtime.md`).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, FromArgMatches, Parser};
+use relax_ir::Diagnostic;
+use relax_runtime::{Interpreter, RunError, Value, exec_check, inputs, npy, print};
+
+use crate::Io;
+use crate::ir_text::verify_diagnostics;
+use crate::render::render_all;
+use crate::source::SourceFile;
+
+/// The flags of `relax-run`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "relax-run",
+    about = "Run a function of a relax module with the reference interpreter or the JIT",
+    version,
+    after_help = "Results are printed (numpy-like text, docs/runtime.md) unless --output or --output-dir is given."
+)]
+struct RunCli {
+    /// Input module (`-` or absent: standard input).
+    input: Option<String>,
+    /// The function to run.
+    #[arg(long, value_name = "NAME", default_value = "main")]
+    entry: String,
+    /// A `.npy` file for the next parameter, in parameter order (repeatable).
+    #[arg(long = "input", value_name = "PATH.npy")]
+    inputs: Vec<PathBuf>,
+    /// The value of a symbolic variable, `NAME=INT` (repeatable).
+    #[arg(long = "sym", value_name = "NAME=INT")]
+    syms: Vec<String>,
+    /// Fill parameters without `--input` with deterministic pseudo-random values.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Write a tensor result to this `.npy` file.
+    #[arg(long, value_name = "PATH.npy", conflicts_with = "output_dir")]
+    output: Option<PathBuf>,
+    /// Write the result's tensors to DIR/out0.npy, DIR/out1.npy, ... (tuples flattened).
+    #[arg(long = "output-dir", value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// The execution engine: `interp`, the reference interpreter, or `jit`, kernels
+    /// compiled by LLVM (after the default lowering pipeline when the module needs it).
+    #[arg(long, value_name = "ENGINE", default_value = "interp", value_parser = ["interp", "jit"])]
+    engine: String,
+    /// With `--engine jit`: do not run the default lowering pipeline.
+    #[arg(long = "no-default-pipeline")]
+    no_default_pipeline: bool,
+    /// Run N times and print the median wall time to standard error.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    repeat: usize,
+    /// Print the result to standard output (the default without --output/--output-dir).
+    #[arg(long)]
+    print: bool,
+    /// Check the `# EXEC:` lines of the file instead of running the entry function.
+    #[arg(long = "check-exec")]
+    check_exec: bool,
+    /// With `--check-exec`: take the `# EXEC:` lines from this file (e.g. the source of a
+    /// module that went through `relax-opt`, which drops comments).
+    #[arg(long = "exec-from", value_name = "FILE")]
+    exec_from: Option<PathBuf>,
+    /// Run every op that has a legalization through it instead of its reference kernel.
+    #[arg(long = "no-kernels")]
+    no_kernels: bool,
+    /// Color diagnostics: `never` (default) or `always`.
+    #[arg(long = "color", value_name = "WHEN", default_value = "never")]
+    color: String,
+}
+
+/// Renders a run-time error: at its source line when it has one.
+fn render_error(file: &SourceFile, e: &RunError, color: bool) -> String {
+    let d: Diagnostic = e.to_diagnostic();
+    if d.span.is_none() {
+        let mut out = format!("relax-run: error: {}\n", d.message);
+        for n in &d.notes {
+            out.push_str(&format!("  = {n}\n"));
+        }
+        return out;
+    }
+    render_all(file, &[d], color)
+}
+
+fn fail(io: &mut Io<'_>, msg: impl std::fmt::Display) -> i32 {
+    let _ = writeln!(io.stderr, "relax-run: error: {msg}");
+    1
+}
+
+/// Runs `relax-run`.
+pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    let matches = match RunCli::command().try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => {
+            let text = e.render().to_string();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    let _ = io.stdout.write_all(text.as_bytes());
+                    0
+                }
+                _ => {
+                    let _ = io.stderr.write_all(text.as_bytes());
+                    1
+                }
+            };
+        }
+    };
+    let cli = match RunCli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => return fail(io, e),
+    };
+    let color = match cli.color.as_str() {
+        "never" | "auto" => false,
+        "always" => true,
+        other => return fail(io, format!("invalid value `{other}` for `--color` (never, always)")),
+    };
+    let syms = match parse_syms(&cli.syms) {
+        Ok(s) => s,
+        Err(e) => return fail(io, e),
+    };
+    let (name, bytes) = match cli.input.as_deref() {
+        None | Some("-") => {
+            let mut b = Vec::new();
+            if let Err(e) = io.stdin.read_to_end(&mut b) {
+                return fail(io, format!("cannot read standard input: {e}"));
+            }
+            ("<stdin>".to_string(), b)
+        }
+        Some(path) => match std::fs::read(path) {
+            Ok(b) => (path.to_string(), b),
+            Err(e) => return fail(io, format!("cannot read `{path}`: {e}")),
+        },
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return fail(io, format!("`{name}` is not valid UTF-8"));
+    };
+    let file = SourceFile::new(&name, text);
+    let module = match relax_parser::parse_module(&file.text) {
+        Ok(m) => m,
+        Err(d) => {
+            let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
+            return 1;
+        }
+    };
+    if let Err(d) = verify_diagnostics(&module) {
+        let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
+        return 1;
+    }
+    if cli.engine == "jit" {
+        return run_jit(&cli, &file, module, color, &syms, io);
+    }
+    execute(&cli, &file, &module, None, color, &syms, io)
+}
+
+/// `--engine jit`: the default pipeline, then the module's kernels compiled once.
+#[cfg(feature = "llvm")]
+fn run_jit(
+    cli: &RunCli,
+    file: &SourceFile,
+    mut module: relax_ir::Module,
+    color: bool,
+    syms: &[(String, i64)],
+    io: &mut Io<'_>,
+) -> i32 {
+    if !cli.no_default_pipeline
+        && let Err(d) = crate::pipeline::run_default_pipeline(&mut module)
+    {
+        crate::translate::report(io, "relax-run", file, &d, color);
+        return 1;
+    }
+    let opts = relax_codegen::llvm::Options::default();
+    match relax_runtime::jit::compile(&module, &opts, |jk| execute(cli, file, &module, Some(jk), color, syms, io)) {
+        Ok(code) => code,
+        Err(e) => fail(io, e),
+    }
+}
+
+#[cfg(not(feature = "llvm"))]
+fn run_jit(_: &RunCli, _: &SourceFile, _: relax_ir::Module, _: bool, _: &[(String, i64)], io: &mut Io<'_>) -> i32 {
+    fail(io, "this build of relax-run has no JIT (built without the `llvm` feature)")
+}
+
+/// `--sym NAME=INT` values.
+fn parse_syms(raw: &[String]) -> Result<Vec<(String, i64)>, String> {
+    let mut syms = Vec::new();
+    for s in raw {
+        let parsed = s.split_once('=').and_then(|(n, v)| Some((n.trim().to_string(), v.trim().parse::<i64>().ok()?)));
+        match parsed {
+            Some(p) if !p.0.is_empty() => syms.push(p),
+            _ => return Err(format!("`--sym {s}`: expected NAME=INT")),
+        }
+    }
+    Ok(syms)
+}
+
+/// Runs the entry (or the `# EXEC:` lines) with the interpreter, PrimFuncs through
+/// `native` when given.
+fn execute(
+    cli: &RunCli,
+    file: &SourceFile,
+    module: &relax_ir::Module,
+    native: Option<&dyn relax_runtime::native::NativeKernels>,
+    color: bool,
+    syms: &[(String, i64)],
+    io: &mut Io<'_>,
+) -> i32 {
+    if cli.check_exec {
+        let exec_file = match &cli.exec_from {
+            Some(p) => match std::fs::read_to_string(p) {
+                Ok(t) => SourceFile::new(p.display().to_string(), t),
+                Err(e) => return fail(io, format!("cannot read `{}`: {e}", p.display())),
+            },
+            None => file.clone(),
+        };
+        return check_exec(&exec_file, module, native, color, io);
+    }
+    let Some(g) = module.lookup(&cli.entry) else {
+        return fail(io, format!("the module has no function `{}`", cli.entry));
+    };
+    if module.relax(g).is_none() {
+        return fail(io, format!("`{}` is not a Relax function", cli.entry));
+    }
+    let mut given = Vec::new();
+    for p in &cli.inputs {
+        match npy::read_file(p) {
+            Ok(t) => given.push(Some(Value::Tensor(t))),
+            Err(e) => return fail(io, e),
+        }
+    }
+    let args = match inputs::make_inputs(module, g, &given, syms, cli.seed) {
+        Ok(a) => a,
+        Err(e) => return fail(io, e),
+    };
+    let options = relax_runtime::Options { kernels: !cli.no_kernels, ..Default::default() };
+    let mut interp = Interpreter::with_options(module, options);
+    interp.native = native;
+    let mut times = Vec::new();
+    let mut result = None;
+    for _ in 0..cli.repeat.max(1) {
+        // Kernels may write their inputs in place: every run gets fresh copies.
+        let run_args: Vec<Value> = args.iter().map(fresh).collect();
+        let start = std::time::Instant::now();
+        let r = interp.call_global(g, run_args, relax_ir::Span::NONE);
+        times.push(start.elapsed());
+        match r {
+            Ok(v) => result = Some(v),
+            Err(e) => {
+                let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+                let _ = io.stderr.write_all(render_error(file, &e, color).as_bytes());
+                return 1;
+            }
+        }
+        if result.is_some() && cli.repeat <= 1 {
+            break;
+        }
+    }
+    let result = result.expect("ran at least once");
+    let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+    if cli.repeat > 1 {
+        times.sort();
+        let median = times[times.len() / 2];
+        let _ =
+            writeln!(io.stderr, "relax-run: median time of {} runs: {:.3} ms", times.len(), median.as_secs_f64() * 1e3);
+    }
+    if cli.print || (cli.output.is_none() && cli.output_dir.is_none()) {
+        let _ = writeln!(io.stdout, "{}", print::value_text(&result));
+    }
+    if let Some(path) = &cli.output {
+        let Value::Tensor(t) = &result else {
+            return fail(io, format!("the result is {}, not a tensor: use `--output-dir`", result.describe()));
+        };
+        if let Err(e) = write_npy(path, t) {
+            return fail(io, e);
+        }
+    }
+    if let Some(dir) = &cli.output_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(io, format!("cannot create `{}`: {e}", dir.display()));
+        }
+        let mut tensors = Vec::new();
+        flatten_tensors(&result, &mut tensors);
+        for (i, t) in tensors.iter().enumerate() {
+            if let Err(e) = write_npy(&dir.join(format!("out{i}.npy")), t) {
+                return fail(io, e);
+            }
+        }
+    }
+    0
+}
+
+/// A copy of a value whose tensors have storage of their own.
+fn fresh(v: &Value) -> Value {
+    match v {
+        Value::Tensor(t) => Value::Tensor(t.deep_copy()),
+        Value::Tuple(f) => Value::tuple(f.iter().map(fresh).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The tensors of a result in order (tuples flattened; shapes and scalars as int64 /
+/// 0-d tensors).
+fn flatten_tensors(v: &Value, out: &mut Vec<relax_runtime::Tensor>) {
+    use relax_ir::DataType;
+    use relax_runtime::{Scalar, Tensor};
+    match v {
+        Value::Tensor(t) => out.push(t.clone()),
+        Value::Tuple(f) => f.iter().for_each(|x| flatten_tensors(x, out)),
+        Value::Shape(s) => out.push(Tensor::from_scalars(
+            &[s.len() as i64],
+            DataType::INT64,
+            s.iter().map(|&x| Scalar::int(DataType::INT64, x)).collect::<Vec<_>>(),
+        )),
+        Value::Prim(p) => out.push(Tensor::from_scalars(&[], p.dtype(), [*p])),
+        _ => {}
+    }
+}
+
+fn write_npy(path: &Path, t: &relax_runtime::Tensor) -> Result<(), String> {
+    let bytes = npy::write(t).map_err(|e| e.message)?;
+    std::fs::write(path, bytes).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+}
+
+/// `--check-exec`: runs every `# EXEC:` line.
+fn check_exec(
+    file: &SourceFile,
+    module: &relax_ir::Module,
+    native: Option<&dyn relax_runtime::native::NativeKernels>,
+    color: bool,
+    io: &mut Io<'_>,
+) -> i32 {
+    let lines = exec_check::collect(&file.text);
+    if lines.is_empty() {
+        return fail(io, format!("`{}` has no `# EXEC:` lines", file.name));
+    }
+    let mut failed = 0;
+    for l in &lines {
+        let err = match l {
+            Ok(line) => exec_check::run_line_with(module, line, native).err().map(|e| {
+                let e = if e.span.is_none() {
+                    RunError { span: relax_ir::Span::new(line.offset as u32, (line.offset + 5) as u32), ..e }
+                } else {
+                    e.with_note(format!("while checking `# EXEC: {}`", line.text))
+                };
+                render_error(file, &e, color)
+            }),
+            Err((off, msg)) => {
+                let e =
+                    RunError::at(relax_ir::Span::new(*off as u32, (*off + 5) as u32), format!("bad EXEC line: {msg}"));
+                Some(render_error(file, &e, color))
+            }
+        };
+        if let Some(text) = err {
+            failed += 1;
+            let _ = io.stderr.write_all(text.as_bytes());
+        }
+    }
+    if failed > 0 {
+        let _ = writeln!(io.stderr, "relax-run: {failed} of {} EXEC checks failed", lines.len());
+        return 1;
+    }
+    0
+}

@@ -1,0 +1,236 @@
+//! `relax-translate`: a module's kernels as LLVM IR, assembly or an object file for the
+//! host (`cli.md`, `docs/codegen.md`).
+//!
+//! Input that still holds high-level ops or unscheduled kernels first goes through the
+//! default pipeline ([`crate::pipeline`]); `--no-default-pipeline` turns that off and
+//! `--verbose` names the passes that ran. Every PrimFunc becomes
+//! `i32 name_packed(ptr args)` (the calling convention of `relax_codegen::abi`); Relax
+//! functions are not compiled (the JIT interprets them).
+
+use std::ffi::OsString;
+
+use clap::{CommandFactory, FromArgMatches, Parser};
+use relax_ir::Diagnostic;
+
+use crate::Io;
+use crate::ir_text::verify_diagnostics;
+use crate::render::render_all;
+use crate::source::SourceFile;
+
+/// The flags of `relax-translate`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "relax-translate",
+    about = "Translate the kernels of a relax module to LLVM IR, assembly or an object file",
+    version
+)]
+struct TranslateCli {
+    /// Input module (`-` or absent: standard input).
+    input: Option<String>,
+    /// The output: `llvm` (LLVM IR text), `asm`, `obj` (host code); `ptx`, `spirv`.
+    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "ptx", "spirv"])]
+    emit: String,
+    /// Write the output to this file (default: standard output).
+    #[arg(short = 'o', value_name = "OUT")]
+    output: Option<String>,
+    /// The CPU to generate code for (default: the host's).
+    #[arg(long, value_name = "NAME")]
+    mcpu: Option<String>,
+    /// The GPU architecture for `--emit=ptx`.
+    #[arg(long = "ptx-arch", value_name = "ARCH", default_value = "sm_80")]
+    ptx_arch: String,
+    /// LLVM optimization level (0 to 3).
+    #[arg(short = 'O', value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=3))]
+    opt_level: u32,
+    /// Do not run the default lowering pipeline on modules that need it.
+    #[arg(long = "no-default-pipeline")]
+    no_default_pipeline: bool,
+    /// Name the passes of the default pipeline that ran, on standard error.
+    #[arg(long)]
+    verbose: bool,
+    /// Color diagnostics: `never` (default) or `always`.
+    #[arg(long = "color", value_name = "WHEN", default_value = "never")]
+    color: String,
+}
+
+fn fail(io: &mut Io<'_>, msg: impl std::fmt::Display) -> i32 {
+    let _ = writeln!(io.stderr, "relax-translate: error: {msg}");
+    1
+}
+
+/// Writes diagnostics: at their source line when they have one.
+pub(crate) fn report(io: &mut Io<'_>, tool: &str, file: &SourceFile, diags: &[Diagnostic], color: bool) {
+    for d in diags {
+        if d.span.is_none() {
+            let mut text = format!("{tool}: error: {}\n", d.message);
+            for n in &d.notes {
+                text.push_str(&format!("  = {n}\n"));
+            }
+            let _ = io.stderr.write_all(text.as_bytes());
+        } else {
+            let _ = io.stderr.write_all(render_all(file, std::slice::from_ref(d), color).as_bytes());
+        }
+    }
+}
+
+/// Reads the input file or standard input.
+pub(crate) fn read_input(input: Option<&str>, io: &mut Io<'_>) -> Result<SourceFile, String> {
+    let (name, bytes) = match input {
+        None | Some("-") => {
+            let mut b = Vec::new();
+            io.stdin.read_to_end(&mut b).map_err(|e| format!("cannot read standard input: {e}"))?;
+            ("<stdin>".to_string(), b)
+        }
+        Some(path) => (path.to_string(), std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"))?),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| format!("`{name}` is not valid UTF-8"))?;
+    Ok(SourceFile::new(&name, text))
+}
+
+/// Runs `relax-translate`.
+pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    let cli = match TranslateCli::command().try_get_matches_from(args) {
+        Ok(m) => match TranslateCli::from_arg_matches(&m) {
+            Ok(c) => c,
+            Err(e) => return fail(io, e),
+        },
+        Err(e) => {
+            let text = e.render().to_string();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    let _ = io.stdout.write_all(text.as_bytes());
+                    0
+                }
+                _ => {
+                    let _ = io.stderr.write_all(text.as_bytes());
+                    1
+                }
+            };
+        }
+    };
+    let color = match cli.color.as_str() {
+        "never" | "auto" => false,
+        "always" => true,
+        other => return fail(io, format!("invalid value `{other}` for `--color` (never, always)")),
+    };
+    let file = match read_input(cli.input.as_deref(), io) {
+        Ok(f) => f,
+        Err(e) => return fail(io, e),
+    };
+    let mut module = match relax_parser::parse_module(&file.text) {
+        Ok(m) => m,
+        Err(d) => {
+            report(io, "relax-translate", &file, &d, color);
+            return 1;
+        }
+    };
+    if let Err(d) = verify_diagnostics(&module) {
+        report(io, "relax-translate", &file, &d, color);
+        return 1;
+    }
+    match cli.emit.as_str() {
+        "ptx" => return fail(io, format!("`--emit=ptx` (for `{}`) is not implemented yet", cli.ptx_arch)),
+        "spirv" => return fail(io, "this build of relax-translate has no SPIR-V backend"),
+        _ => {}
+    }
+    if !cli.no_default_pipeline {
+        match crate::pipeline::run_default_pipeline(&mut module) {
+            Ok(passes) => {
+                if cli.verbose {
+                    let _ = if passes.is_empty() {
+                        writeln!(io.stderr, "relax-translate: default pipeline: nothing to do")
+                    } else {
+                        writeln!(io.stderr, "relax-translate: default pipeline: {}", passes.join(", "))
+                    };
+                }
+            }
+            Err(d) => {
+                report(io, "relax-translate", &file, &d, color);
+                return 1;
+            }
+        }
+    }
+    let out = match emit(&module, &cli) {
+        Ok(bytes) => bytes,
+        Err(d) => {
+            report(io, "relax-translate", &file, &d, color);
+            return 1;
+        }
+    };
+    match &cli.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, &out) {
+                return fail(io, format!("cannot write `{path}`: {e}"));
+            }
+        }
+        None => {
+            let _ = io.stdout.write_all(&out);
+        }
+    }
+    0
+}
+
+#[cfg(feature = "llvm")]
+fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    use relax_codegen::llvm::{self, Emit, Options, inkwell::context::Context};
+    let one = |e: relax_codegen::CodegenError| vec![e.to_diagnostic()];
+    let opts = Options { opt_level: cli.opt_level, cpu: cli.mcpu.clone(), features: None };
+    let tm = llvm::host_machine(&opts).map_err(one)?;
+    let cx = Context::create();
+    let lowered = llvm::lower_module(&cx, module, &tm, &opts);
+    if !lowered.failed.is_empty() {
+        return Err(lowered
+            .failed
+            .iter()
+            .map(|(g, e)| {
+                let mut d = e.to_diagnostic();
+                d.message = format!("cannot compile `{}`: {}", module.globals[*g].name, d.message);
+                d
+            })
+            .collect());
+    }
+    llvm::optimize(&lowered.module, &tm, &opts).map_err(one)?;
+    llvm::verify(&lowered.module).map_err(one)?;
+    let kind = match cli.emit.as_str() {
+        "asm" => Emit::Asm,
+        "obj" => Emit::Obj,
+        _ => Emit::Llvm,
+    };
+    let mut out = Vec::new();
+    if kind == Emit::Llvm {
+        out.extend_from_slice(header(module, &lowered.kernels).as_bytes());
+    }
+    out.extend(llvm::emit(&lowered.module, &tm, kind).map_err(one)?);
+    Ok(out)
+}
+
+/// Comment lines naming each kernel's argument slots (`relax_codegen::abi`).
+#[cfg(feature = "llvm")]
+fn header(module: &relax_ir::Module, kernels: &[relax_codegen::llvm::Kernel]) -> String {
+    use relax_codegen::abi::SlotKind;
+    let mut s = String::from("; relax kernels: i32 NAME_packed(ptr args), args = 8-byte slots\n");
+    for k in kernels {
+        let f = module.prim_func(k.global).expect("a PrimFunc");
+        let slots: Vec<String> = k
+            .abi
+            .slots
+            .iter()
+            .map(|sl| match (sl.kind, sl.var) {
+                (SlotKind::Ret, _) => "ret: ptr".to_string(),
+                (SlotKind::Handle, Some(v)) => format!("{}: ptr", f.pool.vars[v].name),
+                (_, Some(v)) => format!("{}: {}", f.pool.vars[v].name, sl.dtype),
+                _ => "?".to_string(),
+            })
+            .collect();
+        s.push_str(&format!("; {}: ({})\n", k.packed_symbol, slots.join(", ")));
+    }
+    s
+}
+
+#[cfg(not(feature = "llvm"))]
+fn emit(_: &relax_ir::Module, _: &TranslateCli) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    Err(vec![Diagnostic::error(
+        relax_ir::Span::NONE,
+        "this build of relax-translate has no LLVM backend (built without the `llvm` feature)",
+    )])
+}

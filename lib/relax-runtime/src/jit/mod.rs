@@ -1,0 +1,277 @@
+//! The JIT: PrimFuncs compiled by LLVM (`relax_codegen::llvm`), called from the Relax
+//! interpreter through [`NativeKernels`] (`docs/codegen.md`).
+//!
+//! * [`compile`] lowers every PrimFunc of a module once, runs `default<O3>` for the host
+//!   CPU and hands the module to MCJIT, behind the [`Jit`] trait (ORC could replace it).
+//!   A PrimFunc the code generator cannot handle is listed in [`JitKernels::failed`] and
+//!   runs in the TIR interpreter.
+//! * A call first binds the arguments with the TIR interpreter's own binder (the same
+//!   checks and messages), then fills the kernel's 8-byte slots (`relax_codegen::abi`)
+//!   with tensor addresses and the symbolic variables' values, and calls
+//!   `i32 name_packed(ptr)`. A non-zero result is the kernel's run-time error.
+//! * The runtime functions kernels call: [`relax_parallel_for`] (a rayon thread pool)
+//!   and the math helpers of `relax_codegen::llvm::MATH_HELPERS`, mapped into MCJIT by
+//!   address; libm functions resolve from the process.
+#![expect(unsafe_code, reason = "the JIT calls machine code it generated and hands it raw tensor pointers")]
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use relax_codegen::CodegenError;
+use relax_codegen::abi::SlotKind;
+use relax_codegen::llvm::inkwell::OptimizationLevel;
+use relax_codegen::llvm::inkwell::context::Context;
+use relax_codegen::llvm::inkwell::execution_engine::ExecutionEngine;
+use relax_codegen::llvm::{self, Kernel, Options};
+use relax_entity::EntityRef;
+use relax_ir::{Global, Module};
+
+use crate::error::{RunError, RunResult};
+use crate::native::NativeKernels;
+use crate::scalar::Scalar;
+use crate::value::Value;
+
+/// A JIT compiler: finds the machine code of a symbol.
+pub trait Jit {
+    /// The address of `symbol`, when it was compiled.
+    fn function_address(&self, symbol: &str) -> Option<usize>;
+}
+
+/// MCJIT.
+struct McJit<'ctx> {
+    ee: ExecutionEngine<'ctx>,
+}
+
+impl Jit for McJit<'_> {
+    fn function_address(&self, symbol: &str) -> Option<usize> {
+        self.ee.get_function_address(symbol).ok()
+    }
+}
+
+/// `i32 name_packed(ptr args)`.
+type PackedFn = unsafe extern "C" fn(*mut u64) -> i32;
+/// `i32 body(ptr closure, i64 begin, i64 end)`.
+type BodyFn = unsafe extern "C" fn(*mut u8, i64, i64) -> i32;
+
+/// The compiled kernels of a module.
+pub struct JitKernels {
+    kernels: HashMap<Global, (PackedFn, Kernel)>,
+    /// PrimFuncs that could not be compiled (they run in the TIR interpreter), and why.
+    pub failed: Vec<(Global, CodegenError)>,
+    /// Seconds spent compiling (lowering, optimizing, machine code).
+    pub compile_seconds: f64,
+}
+
+/// Compiles every PrimFunc of `m` and calls `run` with the kernels; the machine code
+/// lives until `run` returns.
+pub fn compile<T>(m: &Module, opts: &Options, run: impl FnOnce(&JitKernels) -> T) -> Result<T, CodegenError> {
+    let start = std::time::Instant::now();
+    let tm = llvm::host_machine(opts)?;
+    let cx = Context::create();
+    let lowered = llvm::lower_module(&cx, m, &tm, opts);
+    llvm::optimize(&lowered.module, &tm, opts)?;
+    relax_codegen::llvm::inkwell::support::load_visible_symbols();
+    let ee = lowered
+        .module
+        .create_jit_execution_engine(OptimizationLevel::Aggressive)
+        .map_err(|e| CodegenError::new(format!("cannot start the JIT: {e}")))?;
+    for (name, addr) in runtime_symbols() {
+        if let Some(f) = lowered.module.get_function(name) {
+            ee.add_global_mapping(&f, addr);
+        }
+    }
+    let jit = McJit { ee };
+    let mut kernels = HashMap::new();
+    let mut failed = lowered.failed;
+    for k in lowered.kernels {
+        match jit.function_address(&k.packed_symbol) {
+            Some(addr) => {
+                // SAFETY: `name_packed` was generated with the signature `i32 (ptr)`.
+                let f = unsafe { std::mem::transmute::<usize, PackedFn>(addr) };
+                kernels.insert(k.global, (f, k));
+            }
+            None => failed.push((k.global, CodegenError::new(format!("the JIT has no code for `{}`", k.name)))),
+        }
+    }
+    let jk = JitKernels { kernels, failed, compile_seconds: start.elapsed().as_secs_f64() };
+    let r = run(&jk);
+    drop(jk);
+    drop(jit);
+    Ok(r)
+}
+
+impl JitKernels {
+    /// The number of compiled kernels.
+    pub fn len(&self) -> usize {
+        self.kernels.len()
+    }
+    /// True when nothing was compiled.
+    pub fn is_empty(&self) -> bool {
+        self.kernels.is_empty()
+    }
+    /// True when `g` has compiled code.
+    pub fn has(&self, g: Global) -> bool {
+        self.kernels.contains_key(&g)
+    }
+
+    fn run(&self, m: &Module, g: Global, f: PackedFn, k: &Kernel, args: &[Value]) -> RunResult<Option<Scalar>> {
+        let fr = crate::tir::bind_call(m, g, args)?;
+        let pf = fr.f;
+        let mut slots = vec![0u64; k.abi.slots.len()];
+        let mut ret_word = 0u64;
+        for (i, s) in k.abi.slots.iter().enumerate() {
+            slots[i] = match (s.kind, s.var) {
+                (SlotKind::Handle, Some(v)) => {
+                    let idx = pf.params.iter().position(|&p| p == v).expect("a parameter");
+                    match &args[idx] {
+                        Value::Tensor(t) => {
+                            // SAFETY: the storage outlives the call; no `RefCell` borrow is
+                            // held while the kernel writes through the pointer.
+                            let base = unsafe { (*t.data.as_ptr()).as_mut_ptr() };
+                            base.wrapping_add(t.offset) as u64
+                        }
+                        other => {
+                            return Err(RunError::new(format!(
+                                "PrimFunc `{}`: argument {idx} must be a tensor, got {}",
+                                k.name,
+                                other.describe()
+                            )));
+                        }
+                    }
+                }
+                (SlotKind::Scalar | SlotKind::ShapeVar, Some(v)) => match fr.vars[v.index()] {
+                    Some(Scalar::Float(x, _)) => x.to_bits(),
+                    Some(Scalar::Int(x, _)) => x as u64,
+                    None => {
+                        return Err(RunError::new(format!(
+                            "PrimFunc `{}`: variable `{}` is used before it has a value",
+                            k.name,
+                            fr.var_name(v)
+                        )));
+                    }
+                },
+                (SlotKind::Ret, _) => std::ptr::from_mut(&mut ret_word) as u64,
+                _ => 0,
+            };
+        }
+        // SAFETY: the slots follow the kernel's ABI; tensors were checked against its
+        // buffers by `bind_call`.
+        let code = unsafe { f(slots.as_mut_ptr()) };
+        if code != 0 {
+            let e = k.errors.get(code as usize - 1);
+            return Err(match e {
+                Some(e) => RunError::at(e.span, e.message.clone()),
+                None => RunError::new(format!("PrimFunc `{}` failed with code {code}", k.name)),
+            });
+        }
+        if k.abi.has_ret() {
+            let dt = pf.ret;
+            return Ok(Some(if dt.is_float() {
+                Scalar::float(dt, f64::from_bits(ret_word))
+            } else {
+                Scalar::int(dt, ret_word as i64)
+            }));
+        }
+        Ok(None)
+    }
+}
+
+impl NativeKernels for JitKernels {
+    fn call(&self, m: &Module, g: Global, args: &[Value]) -> Option<RunResult<Option<Scalar>>> {
+        let (f, k) = self.kernels.get(&g)?;
+        Some(self.run(m, g, *f, k, args))
+    }
+}
+
+/// A closure pointer that may cross threads (the kernel's captures are read-only).
+struct Shared(*mut u8);
+// SAFETY: the closure is an array of values the outlined body only reads.
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn get(&self) -> *mut u8 {
+        self.0
+    }
+}
+
+/// Runs `body` on chunks of `[0, n)` of at least `min_chunk` iterations on rayon's
+/// thread pool; the first non-zero result, or 0.
+extern "C" fn relax_parallel_for(body: BodyFn, closure: *mut u8, n: i64, min_chunk: i64) -> i32 {
+    if n <= 0 {
+        return 0;
+    }
+    let threads = rayon::current_num_threads().max(1) as i64;
+    let chunks = (n / min_chunk.max(1)).clamp(1, threads * 4);
+    if chunks == 1 || threads == 1 {
+        // SAFETY: `body` is an outlined loop body generated for this closure.
+        return unsafe { body(closure, 0, n) };
+    }
+    let per = (n + chunks - 1) / chunks;
+    let cl = Shared(closure);
+    let cl = &cl;
+    (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (b, e) = (c * per, ((c + 1) * per).min(n));
+            // SAFETY: as above; chunks are disjoint iteration ranges.
+            if b < e { unsafe { body(cl.get(), b, e) } } else { 0 }
+        })
+        .find_any(|&r| r != 0)
+        .unwrap_or(0)
+}
+
+extern "C" fn relax_erf_f32(x: f32) -> f32 {
+    libm::erff(x)
+}
+extern "C" fn relax_erf_f64(x: f64) -> f64 {
+    libm::erf(x)
+}
+extern "C" fn relax_asinh_f32(x: f32) -> f32 {
+    x.asinh()
+}
+extern "C" fn relax_asinh_f64(x: f64) -> f64 {
+    x.asinh()
+}
+extern "C" fn relax_acosh_f32(x: f32) -> f32 {
+    x.acosh()
+}
+extern "C" fn relax_acosh_f64(x: f64) -> f64 {
+    x.acosh()
+}
+extern "C" fn relax_atanh_f32(x: f32) -> f32 {
+    x.atanh()
+}
+extern "C" fn relax_atanh_f64(x: f64) -> f64 {
+    x.atanh()
+}
+extern "C" fn relax_nextafter_f32(x: f32, y: f32) -> f32 {
+    libm::nextafterf(x, y)
+}
+extern "C" fn relax_nextafter_f64(x: f64, y: f64) -> f64 {
+    libm::nextafter(x, y)
+}
+
+/// The runtime functions kernels may call, by symbol.
+fn runtime_symbols() -> Vec<(&'static str, usize)> {
+    let unary32: [(&str, extern "C" fn(f32) -> f32); 4] = [
+        ("relax_erf_f32", relax_erf_f32),
+        ("relax_asinh_f32", relax_asinh_f32),
+        ("relax_acosh_f32", relax_acosh_f32),
+        ("relax_atanh_f32", relax_atanh_f32),
+    ];
+    let unary64: [(&str, extern "C" fn(f64) -> f64); 4] = [
+        ("relax_erf_f64", relax_erf_f64),
+        ("relax_asinh_f64", relax_asinh_f64),
+        ("relax_acosh_f64", relax_acosh_f64),
+        ("relax_atanh_f64", relax_atanh_f64),
+    ];
+    let mut v: Vec<(&'static str, usize)> = vec![(llvm::PARALLEL_FOR, relax_parallel_for as *const () as usize)];
+    v.extend(unary32.iter().map(|&(n, f)| (n, f as usize)));
+    v.extend(unary64.iter().map(|&(n, f)| (n, f as usize)));
+    v.push(("relax_nextafter_f32", relax_nextafter_f32 as *const () as usize));
+    v.push(("relax_nextafter_f64", relax_nextafter_f64 as *const () as usize));
+    debug_assert!(llvm::MATH_HELPERS.iter().all(|h| v.iter().any(|(n, _)| n == h)));
+    v
+}

@@ -1,0 +1,303 @@
+//! Elementwise kernels: unary ops, binary broadcasting ops, `where`, `clip`, `astype`,
+//! and the elementwise activations (`relu`, `leakyrelu`, `silu`, `gelu`, `gelu_tanh`).
+//!
+//! Each scalar rule is the one TOPI's compute uses (see `relax-transform`'s
+//! `legalize/elementwise.rs`, `binary.rs` and `nn.rs`), evaluated with the TIR
+//! interpreter's scalar semantics.
+
+use relax_ir::{BinOp, DataType};
+
+use super::{Kernel, KernelArgs};
+use crate::error::{RunError, RunResult};
+use crate::scalar::{Scalar, binary};
+use crate::tir::intrinsic;
+use crate::value::{Tensor, Value, numel, shape_text};
+
+/// The kernel of an op (name without `relax.`).
+pub fn lookup(name: &str) -> Option<Kernel> {
+    Some(match name {
+        "abs" | "acos" | "acosh" | "asin" | "asinh" | "atan" | "atanh" | "cos" | "cosh" | "exp" | "sin" | "sinh"
+        | "tan" | "tanh" | "sigmoid" | "ceil" | "floor" | "trunc" | "round" | "isnan" | "isinf" | "isfinite"
+        | "log" | "sqrt" | "rsqrt" | "negative" | "logical_not" | "bitwise_not" | "sign" | "square" | "erf"
+        | "nn.relu" | "nn.silu" | "nn.gelu" | "nn.gelu_tanh" => unary,
+        "nn.leakyrelu" => leakyrelu,
+        "add" | "subtract" | "multiply" | "divide" | "floor_divide" | "mod" | "floor_mod" | "power" | "atan2"
+        | "log_add_exp" | "maximum" | "minimum" | "equal" | "not_equal" | "less" | "less_equal" | "greater"
+        | "greater_equal" | "logical_and" | "logical_or" | "logical_xor" | "bitwise_and" | "bitwise_or"
+        | "bitwise_xor" | "left_shift" | "right_shift" => binary_op,
+        "where" => where_op,
+        "clip" => clip,
+        "astype" | "wrap_param" => astype,
+        _ => return None,
+    })
+}
+
+/// A float constant of type `dt` (rounded to it).
+fn fconst(dt: DataType, v: f64) -> Scalar {
+    Scalar::float(dt, v)
+}
+
+fn bin(op: BinOp, a: Scalar, b: Scalar) -> RunResult<Scalar> {
+    binary(op, a, b).map_err(RunError::new)
+}
+
+fn call1(name: &str, x: Scalar) -> RunResult<Scalar> {
+    intrinsic(name, x.dtype(), &[x]).ok_or_else(|| RunError::new(format!("`{name}` of {}", x.dtype())))
+}
+
+/// The scalar rule of a unary op.
+pub fn unary_rule(name: &str, x: Scalar) -> RunResult<Scalar> {
+    let t = x.dtype();
+    Ok(match name {
+        "abs" if t.is_uint() || t.is_bool() => x,
+        "abs" if t.is_int() => {
+            if x.as_i64() >= 0 {
+                x
+            } else {
+                Scalar::int(t, x.as_i64().wrapping_neg())
+            }
+        }
+        "abs" => call1("fabs", x)?,
+        "ceil" | "floor" | "trunc" | "round" if !t.is_float() => x,
+        "round" => call1("nearbyint", x)?,
+        "isnan" | "isinf" | "isfinite" => {
+            let v = x.as_f64();
+            Scalar::bool(match name {
+                "isnan" => t.is_float() && v.is_nan(),
+                "isinf" => t.is_float() && v.is_infinite(),
+                _ => !t.is_float() || v.is_finite(),
+            })
+        }
+        "log" | "sqrt" | "rsqrt" if !t.is_float() => call1(name, x.cast(DataType::FLOAT32))?,
+        "negative" => bin(BinOp::Mul, x, Scalar::int(t, -1))?,
+        "logical_not" => Scalar::bool(!x.is_true()),
+        "bitwise_not" => Scalar::int(t, !x.as_i64()),
+        "sign" => {
+            let z = Scalar::int(t, 0);
+            if bin(BinOp::Gt, x, z)?.is_true() {
+                Scalar::int(t, 1)
+            } else if bin(BinOp::Lt, x, z)?.is_true() {
+                Scalar::int(t, -1)
+            } else {
+                z
+            }
+        }
+        "square" => bin(BinOp::Mul, x, x)?,
+        "nn.relu" => bin(BinOp::Max, x, Scalar::int(t, 0))?,
+        "nn.silu" => bin(BinOp::Mul, x, call1("sigmoid", x)?)?,
+        "nn.gelu" => {
+            let a = bin(BinOp::Mul, x, fconst(t, 0.5f64.sqrt()))?;
+            let e = call1("erf", a)?;
+            let eh = bin(BinOp::Mul, e, fconst(t, 0.5))?;
+            let s = bin(BinOp::Add, fconst(t, 0.5), eh)?;
+            bin(BinOp::Mul, x, s)?
+        }
+        "nn.gelu_tanh" => {
+            let a = bin(BinOp::Mul, fconst(t, 0.5), x)?;
+            let b = bin(BinOp::Mul, fconst(t, (2.0 / std::f64::consts::PI).sqrt()), x)?;
+            let c = bin(BinOp::Mul, fconst(t, 0.044715), x)?;
+            let d = bin(BinOp::Mul, c, x)?;
+            let e = bin(BinOp::Add, Scalar::int(t, 1), d)?;
+            let f = bin(BinOp::Mul, b, e)?;
+            let g = call1("tanh", f)?;
+            let h = bin(BinOp::Add, fconst(t, 1.0), g)?;
+            bin(BinOp::Mul, a, h)?
+        }
+        other => call1(other, x)?,
+    })
+}
+
+/// Applies `f` to every element; the result has dtype `out`.
+pub fn map(x: &Tensor, out: DataType, mut f: impl FnMut(Scalar) -> RunResult<Scalar>) -> RunResult<Tensor> {
+    let vals = x.scalars();
+    let mut res = Vec::with_capacity(vals.len());
+    for v in vals {
+        res.push(f(v)?);
+    }
+    Ok(Tensor::from_scalars(&x.shape, out, res))
+}
+
+fn unary(k: &KernelArgs<'_>) -> RunResult<Value> {
+    let name = k.call_name();
+    let x = k.tensor(0)?;
+    let out = match name {
+        "isnan" | "isinf" | "isfinite" | "logical_not" => DataType::BOOL,
+        "log" | "sqrt" | "rsqrt" if !x.dtype.is_float() => DataType::FLOAT32,
+        _ => x.dtype,
+    };
+    Ok(Value::Tensor(map(x, out, |v| unary_rule(name, v))?))
+}
+
+fn leakyrelu(k: &KernelArgs<'_>) -> RunResult<Value> {
+    let x = k.tensor(0)?;
+    let alpha = k.attr_f64("alpha").unwrap_or(0.01);
+    let t = x.dtype;
+    Ok(Value::Tensor(map(x, t, |v| {
+        if bin(BinOp::Gt, v, Scalar::int(DataType::INT32, 0))?.is_true() {
+            Ok(v)
+        } else {
+            bin(BinOp::Mul, v, fconst(t, alpha))
+        }
+    })?))
+}
+
+/// numpy's broadcast of two shapes.
+pub fn broadcast_shape(a: &[i64], b: &[i64]) -> RunResult<Vec<i64>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return Err(RunError::new(format!("shapes {} and {} do not broadcast", shape_text(a), shape_text(b))));
+        };
+    }
+    Ok(out)
+}
+
+/// Strides (in elements) of `shape` read as a broadcast to rank `ndim`: 0 on broadcast dims.
+pub fn broadcast_strides(shape: &[i64], ndim: usize) -> Vec<i64> {
+    let st = crate::value::row_major_strides(shape);
+    let mut out = vec![0; ndim];
+    for (i, (&d, &s)) in shape.iter().zip(&st).enumerate() {
+        let j = ndim - shape.len() + i;
+        out[j] = if d == 1 { 0 } else { s };
+    }
+    out
+}
+
+/// Calls `f(out_flat, offsets)` for every element of `shape` in row-major order, where
+/// `offsets[k]` is the flat element index into operand `k` with the given strides.
+pub fn for_each(
+    shape: &[i64],
+    strides: &[Vec<i64>],
+    mut f: impl FnMut(usize, &[usize]) -> RunResult<()>,
+) -> RunResult<()> {
+    let n = numel(shape);
+    let nd = shape.len();
+    let mut idx = vec![0i64; nd];
+    let mut offs = vec![0usize; strides.len()];
+    for flat in 0..n {
+        for (k, s) in strides.iter().enumerate() {
+            offs[k] = idx.iter().zip(s).map(|(&i, &st)| i * st).sum::<i64>() as usize;
+        }
+        f(flat, &offs)?;
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// The scalar rule of a binary op.
+pub fn binary_rule(name: &str, a: Scalar, b: Scalar) -> RunResult<Scalar> {
+    let int = !a.dtype().is_float();
+    Ok(match name {
+        "add" => bin(BinOp::Add, a, b)?,
+        "subtract" => bin(BinOp::Sub, a, b)?,
+        "multiply" => bin(BinOp::Mul, a, b)?,
+        "divide" => bin(BinOp::Div, a, b)?,
+        "floor_divide" if int => bin(BinOp::FloorDiv, a, b)?,
+        "floor_divide" => call1("floor", bin(BinOp::Div, a, b)?)?,
+        "mod" => bin(BinOp::Mod, a, b)?,
+        "floor_mod" if int => bin(BinOp::FloorMod, a, b)?,
+        "floor_mod" => {
+            let q = call1("floor", bin(BinOp::Div, a, b)?)?;
+            bin(BinOp::Sub, a, bin(BinOp::Mul, q, b)?)?
+        }
+        "power" | "atan2" => {
+            let op = if name == "power" { "pow" } else { "atan2" };
+            intrinsic(op, a.dtype(), &[a, b]).ok_or_else(|| RunError::new(format!("`{op}` of {}", a.dtype())))?
+        }
+        "log_add_exp" => call1("log", bin(BinOp::Add, call1("exp", a)?, call1("exp", b)?)?)?,
+        "maximum" => bin(BinOp::Max, a, b)?,
+        "minimum" => bin(BinOp::Min, a, b)?,
+        "equal" => bin(BinOp::Eq, a, b)?,
+        "not_equal" => bin(BinOp::Ne, a, b)?,
+        "less" => bin(BinOp::Lt, a, b)?,
+        "less_equal" => bin(BinOp::Le, a, b)?,
+        "greater" => bin(BinOp::Gt, a, b)?,
+        "greater_equal" => bin(BinOp::Ge, a, b)?,
+        "logical_and" => bin(BinOp::And, a, b)?,
+        "logical_or" => bin(BinOp::Or, a, b)?,
+        "logical_xor" | "bitwise_xor" => int_op("bitwise_xor", a, b)?,
+        "bitwise_and" | "bitwise_or" => int_op(name, a, b)?,
+        "left_shift" => int_op("shift_left", a, b)?,
+        "right_shift" => int_op("shift_right", a, b)?,
+        other => return Err(RunError::new(format!("unknown binary op `{other}`"))),
+    })
+}
+
+fn int_op(name: &str, a: Scalar, b: Scalar) -> RunResult<Scalar> {
+    crate::math::int_binary(name, a, b.cast(a.dtype()))
+        .ok_or_else(|| RunError::new(format!("`{name}` of {}", a.dtype())))
+}
+
+/// Broadcasts `f` over two tensors.
+pub fn broadcast2(
+    a: &Tensor,
+    b: &Tensor,
+    out: DataType,
+    mut f: impl FnMut(Scalar, Scalar) -> RunResult<Scalar>,
+) -> RunResult<Tensor> {
+    let shape = broadcast_shape(&a.shape, &b.shape)?;
+    let (va, vb) = (a.scalars(), b.scalars());
+    let st = vec![broadcast_strides(&a.shape, shape.len()), broadcast_strides(&b.shape, shape.len())];
+    let mut res = Vec::with_capacity(numel(&shape));
+    for_each(&shape, &st, |_, o| {
+        res.push(f(va[o[0]], vb[o[1]])?);
+        Ok(())
+    })?;
+    Ok(Tensor::from_scalars(&shape, out, res))
+}
+
+fn binary_op(k: &KernelArgs<'_>) -> RunResult<Value> {
+    let name = k.call_name();
+    let a = k.tensor(0)?;
+    let b = k.tensor(1)?;
+    let compare = matches!(
+        name,
+        "equal" | "not_equal" | "less" | "less_equal" | "greater" | "greater_equal" | "logical_and" | "logical_or"
+    );
+    let out = if compare { DataType::BOOL } else { a.dtype };
+    Ok(Value::Tensor(broadcast2(a, b, out, |x, y| binary_rule(name, x, y))?))
+}
+
+fn where_op(k: &KernelArgs<'_>) -> RunResult<Value> {
+    let c = k.tensor(0)?;
+    let a = k.tensor(1)?;
+    let b = k.tensor(2)?;
+    let s1 = broadcast_shape(&c.shape, &a.shape)?;
+    let shape = broadcast_shape(&s1, &b.shape)?;
+    let n = shape.len();
+    let (vc, va, vb) = (c.scalars(), a.scalars(), b.scalars());
+    let st = vec![broadcast_strides(&c.shape, n), broadcast_strides(&a.shape, n), broadcast_strides(&b.shape, n)];
+    let mut res = Vec::with_capacity(numel(&shape));
+    for_each(&shape, &st, |_, o| {
+        res.push(if vc[o[0]].is_true() { va[o[1]] } else { vb[o[2]] });
+        Ok(())
+    })?;
+    Ok(Value::Tensor(Tensor::from_scalars(&shape, a.dtype, res)))
+}
+
+fn clip(k: &KernelArgs<'_>) -> RunResult<Value> {
+    let x = k.tensor(0)?;
+    let lo = k.scalar(1)?;
+    let hi = k.scalar(2)?;
+    let t = x.dtype;
+    Ok(Value::Tensor(map(x, t, |v| bin(BinOp::Max, bin(BinOp::Min, v, hi.cast(t))?, lo.cast(t)))?))
+}
+
+fn astype(k: &KernelArgs<'_>) -> RunResult<Value> {
+    let x = k.tensor(0)?;
+    let dt = k.attr_dtype("dtype").or(k.out_dtype()).unwrap_or(DataType::FLOAT32);
+    Ok(Value::Tensor(map(x, dt, |v| Ok(v.cast(dt)))?))
+}

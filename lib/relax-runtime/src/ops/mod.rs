@@ -1,0 +1,234 @@
+//! Compute ops: reference kernels, with the op's legalization as the fallback.
+//!
+//! An op call runs through its reference kernel when it has one ([`kernel`]) and the
+//! interpreter's `kernels` option is on; otherwise through [`legalize`]: the call is put
+//! alone in a scratch module with the actual argument shapes, `legalize-ops` turns it
+//! into a `call_tir`, and the TIR interpreter runs that. A kernel computes in the order
+//! and at the precision of the PrimFunc its legalization builds (TOPI's compute
+//! definitions), with the scalar semantics of [`crate::scalar`], so both paths give the
+//! same numbers; the differential tests hold them to it.
+//!
+//! Families: [`elementwise`] (unary, binary broadcasting, `where`, `clip`, `astype`),
+//! [`reduce`] (sums, means, extrema, variance, arg-reductions), [`nn`] (activations,
+//! softmax, norms), [`linalg`] (`matmul`), [`manipulate`] (reshape and friends,
+//! indexing), [`create`] (`full`, `arange`, `tril`, ...), [`scan`] (`cumsum`, `cumprod`,
+//! `sort`, `argsort`, which have no legalization).
+
+pub mod create;
+pub mod elementwise;
+pub mod legalize;
+pub mod linalg;
+pub mod manipulate;
+pub mod nn;
+pub mod reduce;
+pub mod scan;
+
+use relax_ir::{AttrValue, Call, DataType, Expr, TyData};
+
+use crate::error::{RunError, RunResult};
+use crate::relax::exec::concrete_tensor;
+use crate::relax::{Frame, Interpreter};
+use crate::scalar::Scalar;
+use crate::value::{Tensor, Value};
+
+/// What a kernel sees: the evaluated arguments, the call (attributes) and the call's
+/// type with its dims evaluated, when known.
+pub struct KernelArgs<'a> {
+    /// The op's name without `relax.` (`nn.softmax`).
+    pub op_name: &'static str,
+    /// The arguments.
+    pub args: Vec<Value>,
+    /// The call.
+    pub call: &'a Call,
+    /// Shape and dtype of the call's (tensor) type, when every dim is known.
+    pub out: Option<(Vec<i64>, DataType)>,
+}
+
+/// A reference kernel.
+pub type Kernel = fn(&KernelArgs<'_>) -> RunResult<Value>;
+
+impl KernelArgs<'_> {
+    /// The op's name without `relax.`.
+    pub fn call_name(&self) -> &'static str {
+        self.op_name
+    }
+    /// The `i`-th argument as a tensor.
+    pub fn tensor(&self, i: usize) -> RunResult<&Tensor> {
+        match self.args.get(i) {
+            Some(Value::Tensor(t)) => Ok(t),
+            Some(other) => Err(RunError::new(format!("argument {i} is {}, not a tensor", other.describe()))),
+            None => Err(RunError::new(format!("argument {i} is missing"))),
+        }
+    }
+    /// The `i`-th argument as a shape.
+    pub fn shape(&self, i: usize) -> RunResult<Vec<i64>> {
+        match self.args.get(i) {
+            Some(Value::Shape(s)) => Ok(s.clone()),
+            Some(other) => Err(RunError::new(format!("argument {i} is {}, not a shape", other.describe()))),
+            None => Err(RunError::new(format!("argument {i} is missing"))),
+        }
+    }
+    /// The `i`-th argument as a scalar (a prim value or a one-element tensor).
+    pub fn scalar(&self, i: usize) -> RunResult<Scalar> {
+        self.args
+            .get(i)
+            .and_then(crate::relax::exec::scalar_of)
+            .ok_or_else(|| RunError::new(format!("argument {i} is not a scalar")))
+    }
+    /// An attribute.
+    pub fn attr(&self, key: &str) -> Option<&AttrValue> {
+        self.call.attrs.get(key).filter(|v| !matches!(v, AttrValue::None))
+    }
+    /// An integer attribute.
+    pub fn attr_int(&self, key: &str) -> Option<i64> {
+        self.attr(key).and_then(AttrValue::as_int)
+    }
+    /// A float attribute.
+    pub fn attr_f64(&self, key: &str) -> Option<f64> {
+        match self.attr(key)? {
+            AttrValue::Float(f) | AttrValue::PrimFloat(_, f) => Some(f.get()),
+            AttrValue::Int(i) | AttrValue::PrimInt(_, i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+    /// A boolean attribute.
+    pub fn attr_bool(&self, key: &str) -> Option<bool> {
+        self.attr(key).and_then(AttrValue::as_bool)
+    }
+    /// An integer-list attribute (a single integer is a list of one).
+    pub fn attr_ints(&self, key: &str) -> Option<Vec<i64>> {
+        match self.attr(key)? {
+            AttrValue::List(v) => v.iter().map(AttrValue::as_int).collect(),
+            other => other.as_int().map(|i| vec![i]),
+        }
+    }
+    /// A dtype attribute (`None` for absent or `void`).
+    pub fn attr_dtype(&self, key: &str) -> Option<DataType> {
+        match self.attr(key)? {
+            AttrValue::Str(s) => DataType::parse(s).filter(|d| !d.is_void()),
+            _ => None,
+        }
+    }
+    /// The call's result dtype, when known.
+    pub fn out_dtype(&self) -> Option<DataType> {
+        self.out.as_ref().map(|o| o.1)
+    }
+}
+
+/// Normalizes a possibly negative axis.
+pub fn norm_axis(axis: i64, ndim: usize) -> RunResult<usize> {
+    let a = if axis < 0 { axis + ndim as i64 } else { axis };
+    if a < 0 || a as usize >= ndim.max(1) && !(ndim == 0 && a == 0) {
+        return Err(RunError::new(format!("axis {axis} out of range for rank {ndim}")));
+    }
+    Ok(a as usize)
+}
+
+/// The reference kernel of an op (full name), if it has one.
+pub fn kernel(name: &str) -> Option<Kernel> {
+    let short = name.strip_prefix("relax.")?;
+    elementwise::lookup(short)
+        .or_else(|| reduce::lookup(short))
+        .or_else(|| nn::lookup(short))
+        .or_else(|| linalg::lookup(short))
+        .or_else(|| manipulate::lookup(short))
+        .or_else(|| create::lookup(short))
+        .or_else(|| scan::lookup(short))
+}
+
+/// Runs a compute op (or one of the value-level ops: `shape_of`, ...).
+pub fn run_op<'m>(
+    interp: &Interpreter<'m>,
+    fr: &mut Frame<'m>,
+    e: Expr,
+    call: &'m Call,
+    name: &str,
+) -> RunResult<Value> {
+    let args = interp.eval_args(fr, &call.args)?;
+    if let Some(v) = value_op(name, &args)? {
+        return Ok(v);
+    }
+    let out = fr.f.ty_of(e).and_then(|t| match fr.f.pool.ty(t) {
+        TyData::Tensor { .. } => concrete_tensor(fr, t).ok(),
+        _ => None,
+    });
+    // Without kernels, ops that have a legalization run through it; the others (scans,
+    // sorts) still need their kernel.
+    let legalizable = relax_transform::legalize::legalization(name).is_some();
+    if (interp.options.kernels || !legalizable)
+        && let Some(k) = kernel(name)
+    {
+        let op_name = relax_ir::op::lookup(name).map_or("", |id| short(id.name()));
+        let ka = KernelArgs { op_name, args, call, out };
+        return k(&ka).map_err(|err| RunError { message: format!("`R.{}`: {}", short(name), err.message), ..err });
+    }
+    legalize::run(interp, fr, e, call, name, args)
+}
+
+fn short(name: &str) -> &str {
+    name.strip_prefix("relax.").unwrap_or(name)
+}
+
+/// Ops that only look at or pass along values.
+fn value_op(name: &str, args: &[Value]) -> RunResult<Option<Value>> {
+    let tensor = |i: usize| match args.get(i) {
+        Some(Value::Tensor(t)) => Ok(t.clone()),
+        _ => Err(RunError::new(format!("`R.{}`: argument {i} is not a tensor", short(name)))),
+    };
+    let prim = |dt: DataType, v: i64| Ok(Some(Value::Prim(Scalar::int(dt, v))));
+    match name {
+        "relax.shape_of" => Ok(Some(Value::Shape(tensor(0)?.shape))),
+        "relax.tensor_to_shape" => {
+            Ok(Some(Value::Shape(tensor(0)?.scalars().into_iter().map(Scalar::as_i64).collect())))
+        }
+        "relax.shape_to_tensor" => match args.first() {
+            Some(Value::Shape(s)) => Ok(Some(Value::Tensor(Tensor::from_scalars(
+                &[s.len() as i64],
+                DataType::INT64,
+                s.iter().map(|&x| Scalar::int(DataType::INT64, x)),
+            )))),
+            _ => Err(RunError::new("`R.shape_to_tensor`: expected a shape")),
+        },
+        "relax.builtin.stop_lift_params"
+        | "relax.hint_on_device"
+        | "relax.to_vdevice"
+        | "relax.grad.no_grad"
+        | "relax.grad.start_checkpoint"
+        | "relax.grad.end_checkpoint" => Ok(args.first().cloned()),
+        "relax.inspect.tensor_dtype_code" => {
+            let t = tensor(0)?;
+            let code = match t.dtype.code {
+                relax_ir::TypeCode::Int => 0,
+                relax_ir::TypeCode::UInt => 1,
+                relax_ir::TypeCode::Float => 2,
+                relax_ir::TypeCode::BFloat => 4,
+                relax_ir::TypeCode::Bool => 6,
+                _ => 3,
+            };
+            prim(DataType::UINT8, code)
+        }
+        "relax.inspect.tensor_dtype_bits" => prim(DataType::UINT8, i64::from(tensor(0)?.dtype.bits)),
+        "relax.inspect.tensor_dtype_lanes" => {
+            prim(DataType::new(relax_ir::TypeCode::UInt, 16), i64::from(tensor(0)?.dtype.lanes))
+        }
+        "relax.inspect.tensor_ndim" => prim(DataType::INT32, tensor(0)?.shape.len() as i64),
+        "relax.inspect.tensor_byte_offset" => {
+            prim(DataType::new(relax_ir::TypeCode::UInt, 64), tensor(0)?.offset as i64)
+        }
+        "relax.inspect.tensor_elem_offset" => {
+            let t = tensor(0)?;
+            prim(DataType::new(relax_ir::TypeCode::UInt, 64), (t.offset / t.dtype.bytes() as usize) as i64)
+        }
+        "relax.inspect.tensor_shape_i" | "relax.inspect.tensor_stride_i" => {
+            let t = tensor(0)?;
+            let i = args.get(1).and_then(crate::relax::exec::scalar_of).map(Scalar::as_i64).unwrap_or(0);
+            let dims = if name.ends_with("shape_i") { t.shape.clone() } else { t.strides() };
+            let v = dims
+                .get(i as usize)
+                .copied()
+                .ok_or_else(|| RunError::new(format!("`R.{}`: axis {i} out of range", short(name))))?;
+            prim(DataType::INT64, v)
+        }
+        _ => Ok(None),
+    }
+}

@@ -1,0 +1,261 @@
+//! The TIR interpreter: runs a PrimFunc by walking its statements.
+//!
+//! * Parameters: a handle parameter with a buffer takes a tensor, whose dtype, rank,
+//!   dims (binding symbolic variables on first sight, checking every other occurrence),
+//!   strides and element offset are matched against the buffer; a scalar parameter takes
+//!   a prim value. The buffer is a view of the tensor's storage, so the kernel writes
+//!   its outputs in place.
+//! * Statements ([`stmt`]): loops of every kind run serially in order (thread bindings
+//!   included, which gives a block-synchronous GPU kernel its sequential meaning);
+//!   blocks bind their iteration variables, skip when `T.where` is false, allocate their
+//!   buffers (zero-filled), bind `T.match_buffer` regions as views, and run `T.init`
+//!   when every reduction variable is at the start of its domain (TVM's semantics).
+//! * Expressions ([`expr`]): exact dtype semantics from [`crate::scalar`], intrinsics
+//!   from [`crate::math`]; `if_then_else` and `Select` evaluate only the chosen side.
+//! * Every buffer access is bounds-checked per dimension.
+//!
+//! Deep expression and statement trees do not overflow the stack: the recursive walks
+//! grow it on demand ([`stacker`]).
+
+mod expr;
+pub(crate) use expr::{intrinsic, literal};
+mod stmt;
+
+use std::collections::HashMap;
+
+use relax_entity::EntityRef;
+use relax_ir::{Buffer, Global, Module, PrimExpr, PrimExprData, PrimFunc, Span, SymVar};
+
+use crate::error::{RunError, RunResult};
+use crate::scalar::Scalar;
+use crate::value::{Bytes, Tensor, Value, row_major_strides, shape_text};
+
+/// Grows the stack before a recursive step when little is left.
+pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, f)
+}
+
+/// A buffer bound to memory.
+#[derive(Clone)]
+pub(crate) struct BufView {
+    pub data: Bytes,
+    /// Byte offset of element 0.
+    pub base: usize,
+    pub shape: Vec<i64>,
+    /// Strides in elements.
+    pub strides: Vec<i64>,
+    pub dtype: relax_ir::DataType,
+}
+
+/// The state of one PrimFunc call.
+pub(crate) struct Frame<'a> {
+    pub f: &'a PrimFunc,
+    pub name: &'a str,
+    pub vars: Vec<Option<Scalar>>,
+    pub bufs: Vec<Option<BufView>>,
+    /// Storage behind handle variables (buffer data pointers).
+    pub data_vars: HashMap<SymVar, (Bytes, usize)>,
+    /// The value of `T.ret`, once executed.
+    pub ret: Option<Scalar>,
+}
+
+/// What a deferred shape check compares: an expression and the value it must have.
+struct Deferred {
+    expr: PrimExpr,
+    actual: i64,
+    what: String,
+}
+
+impl<'a> Frame<'a> {
+    fn new(m: &'a Module, g: Global) -> RunResult<Frame<'a>> {
+        let f = m.prim_func(g).ok_or_else(|| RunError::new(format!("`{}` is not a PrimFunc", m.globals[g].name)))?;
+        Ok(Frame {
+            f,
+            name: &m.globals[g].name,
+            vars: vec![None; f.pool.vars.len()],
+            bufs: vec![None; f.buffers.len()],
+            data_vars: HashMap::new(),
+            ret: None,
+        })
+    }
+
+    pub fn var_name(&self, v: SymVar) -> &str {
+        &self.f.pool.vars[v].name
+    }
+
+    pub fn set_var(&mut self, v: SymVar, s: Scalar) {
+        let dt = self.f.pool.vars[v].dtype;
+        let s = if dt.is_handle() || dt.is_void() { s } else { s.cast(dt) };
+        self.vars[v.index()] = Some(s);
+    }
+
+    pub fn span_of(&self, s: relax_ir::Stmt) -> Span {
+        *self.f.spans.stmts.get(s)
+    }
+
+    /// Binds `e` to `actual` if it is an unbound variable, else defers a check.
+    fn bind_or_defer(&mut self, e: PrimExpr, actual: i64, what: String, deferred: &mut Vec<Deferred>) {
+        if let PrimExprData::Var(v) = self.f.pool.prim(e)
+            && self.vars[v.index()].is_none()
+        {
+            let dt = self.f.pool.vars[*v].dtype;
+            self.set_var(*v, Scalar::int(dt, actual));
+            return;
+        }
+        deferred.push(Deferred { expr: e, actual, what });
+    }
+
+    /// Binds a parameter buffer to a tensor.
+    fn bind_param_buffer(&mut self, b: Buffer, t: &Tensor, deferred: &mut Vec<Deferred>) -> RunResult<()> {
+        let bd = self.f.buffer(b).clone();
+        let fname = self.name;
+        if bd.dtype != t.dtype {
+            return Err(RunError::new(format!(
+                "PrimFunc `{fname}`: buffer `{}` has dtype {}, but the argument is {}",
+                bd.name,
+                bd.dtype,
+                Value::Tensor(t.clone()).describe()
+            )));
+        }
+        if bd.shape.len() != t.shape.len() {
+            return Err(RunError::new(format!(
+                "PrimFunc `{fname}`: buffer `{}` has {} dims, but the argument has shape {}",
+                bd.name,
+                bd.shape.len(),
+                shape_text(&t.shape)
+            )));
+        }
+        for (i, (&d, &a)) in bd.shape.iter().zip(&t.shape).enumerate() {
+            self.bind_or_defer(d, a, format!("dim {i} of buffer `{}`", bd.name), deferred);
+        }
+        let strides = row_major_strides(&t.shape);
+        if !bd.strides.is_empty() {
+            for (i, (&s, &a)) in bd.strides.iter().zip(&strides).enumerate() {
+                if t.shape[i] == 1 {
+                    // A unit dim's stride does not matter.
+                    if let PrimExprData::Var(v) = self.f.pool.prim(s)
+                        && self.vars[v.index()].is_none()
+                    {
+                        let dt = self.f.pool.vars[*v].dtype;
+                        self.set_var(*v, Scalar::int(dt, a));
+                    }
+                    continue;
+                }
+                self.bind_or_defer(s, a, format!("stride {i} of buffer `{}`", bd.name), deferred);
+            }
+        }
+        let elem = bd.dtype.bytes() as usize;
+        if let Some(off) = bd.elem_offset {
+            self.bind_or_defer(
+                off,
+                (t.offset / elem) as i64,
+                format!("element offset of buffer `{}`", bd.name),
+                deferred,
+            );
+        }
+        self.data_vars.insert(bd.data, (t.data.clone(), t.offset));
+        self.bufs[b.index()] =
+            Some(BufView { data: t.data.clone(), base: t.offset, shape: t.shape.clone(), strides, dtype: bd.dtype });
+        Ok(())
+    }
+
+    /// Flat element index of an access, bounds-checked per dim.
+    pub fn address(&self, b: Buffer, idx: &[i64]) -> RunResult<(BufView, usize)> {
+        let view = self.bufs[b.index()].as_ref().ok_or_else(|| {
+            RunError::new(format!(
+                "PrimFunc `{}`: buffer `{}` is used outside its scope",
+                self.name,
+                self.f.buffer(b).name
+            ))
+        })?;
+        if idx.len() != view.shape.len() {
+            return Err(RunError::new(format!(
+                "PrimFunc `{}`: buffer `{}` of {} dims accessed with {} indices",
+                self.name,
+                self.f.buffer(b).name,
+                view.shape.len(),
+                idx.len()
+            )));
+        }
+        let mut flat: i64 = 0;
+        for (k, (&i, &d)) in idx.iter().zip(&view.shape).enumerate() {
+            if i < 0 || i >= d {
+                return Err(RunError::new(format!(
+                    "PrimFunc `{}`: index {i} out of bounds for dim {k} (extent {d}) of buffer `{}` (indices [{}])",
+                    self.name,
+                    self.f.buffer(b).name,
+                    idx.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            flat += i * view.strides[k];
+        }
+        let w = view.dtype.bytes() as usize;
+        let at = view.base as i64 + flat * w as i64;
+        let len = view.data.borrow().len();
+        if at < 0 || at as usize + w > len {
+            return Err(RunError::new(format!(
+                "PrimFunc `{}`: access to buffer `{}` falls outside its storage",
+                self.name,
+                self.f.buffer(b).name
+            )));
+        }
+        Ok((view.clone(), at as usize))
+    }
+}
+
+/// Calls a PrimFunc with run-time values: tensors for buffer parameters, prim values for
+/// scalar parameters. Tensors are written in place. Returns the value of `T.ret`, if the
+/// function returns one.
+pub fn call_prim_func(m: &Module, g: Global, args: &[Value]) -> RunResult<Option<Scalar>> {
+    let mut fr = bind_call(m, g, args)?;
+    let body = fr.f.body;
+    fr.exec(body)?;
+    Ok(fr.ret)
+}
+
+/// Binds the arguments of a PrimFunc call: checks them against the parameters and
+/// buffers (dtype, rank, dims, strides) and binds the symbolic variables, as a call of
+/// [`call_prim_func`] does before running the body. The JIT uses it too, so both
+/// engines check and report alike.
+pub(crate) fn bind_call<'a>(m: &'a Module, g: Global, args: &[Value]) -> RunResult<Frame<'a>> {
+    let mut fr = Frame::new(m, g)?;
+    let f = fr.f;
+    if args.len() != f.params.len() {
+        return Err(RunError::new(format!(
+            "PrimFunc `{}` takes {} arguments, got {}",
+            fr.name,
+            f.params.len(),
+            args.len()
+        )));
+    }
+    let mut deferred = Vec::new();
+    for (i, (&p, a)) in f.params.iter().zip(args).enumerate() {
+        let pname = fr.var_name(p).to_string();
+        match (f.param_buffer(p), a) {
+            (Some(b), Value::Tensor(t)) => fr.bind_param_buffer(b, t, &mut deferred)?,
+            (None, Value::Tensor(t)) => {
+                fr.data_vars.insert(p, (t.data.clone(), t.offset));
+            }
+            (None, Value::Prim(s)) => fr.set_var(p, *s),
+            (None, Value::Shape(s)) if s.len() == 1 => fr.set_var(p, Scalar::int(relax_ir::DataType::INT64, s[0])),
+            (_, other) => {
+                return Err(RunError::new(format!(
+                    "PrimFunc `{}`: argument {i} (`{pname}`) must be {}, got {}",
+                    fr.name,
+                    if f.param_buffer(p).is_some() { "a tensor" } else { "a scalar" },
+                    other.describe()
+                )));
+            }
+        }
+    }
+    for d in deferred {
+        let v = fr.eval(d.expr)?.as_i64();
+        if v != d.actual {
+            return Err(RunError::new(format!(
+                "PrimFunc `{}`: {} is {}, but the argument has {}",
+                fr.name, d.what, v, d.actual
+            )));
+        }
+    }
+    Ok(fr)
+}

@@ -1,0 +1,196 @@
+//! The differential test: every module of `test/Run/` and `test/Transform/legalize-ops/`
+//! (each `# -----` chunk that parses) gives the same numbers
+//!
+//! 1. un-legalized, through the reference kernels,
+//! 2. un-legalized, through the legalization of each op call with its static shapes, and
+//! 3. after `legalize-ops` (symbolic PrimFuncs), through the TIR interpreter,
+//!
+//! with the same seeded inputs (symbolic variables set to small distinct values).
+//! Integers and bools must be equal; floats within `1e-5` relative (`+1e-6` absolute)
+//! for float32/float64, and within one unit in the last place for float16/bfloat16.
+//! It also checks that every op with both a reference kernel and a legalization ran in at
+//! least one compared module.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use relax_ir::{ExprData, Module, TypeCode};
+use relax_runtime::{Interpreter, Options, Scalar, Value, inputs};
+
+fn files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test");
+    let mut out = Vec::new();
+    for dir in ["Run", "Transform/legalize-ops"] {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .expect("test folder")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "rlx"))
+            .collect();
+        v.sort();
+        out.extend(v);
+    }
+    out
+}
+
+fn chunks(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for line in text.split_inclusive('\n') {
+        if line.trim_end().starts_with("# -----") {
+            out.push(String::new());
+        } else {
+            out.last_mut().expect("one chunk").push_str(line);
+        }
+    }
+    out
+}
+
+fn ulp_close(a: Scalar, b: Scalar) -> bool {
+    let (x, y) = (a.as_f64(), b.as_f64());
+    if x.is_nan() && y.is_nan() || x == y {
+        return true;
+    }
+    let t = a.dtype();
+    match (t.code, t.bits) {
+        (TypeCode::Float, 16) | (TypeCode::BFloat, 16) => {
+            // One unit in the last place of the type at this magnitude.
+            let mant = if t.code == TypeCode::BFloat { 7 } else { 10 };
+            let e = x.abs().max(y.abs()).max(f64::MIN_POSITIVE).log2().floor();
+            (x - y).abs() <= 2f64.powf(e - mant as f64) * 1.0001
+        }
+        _ => (x - y).abs() <= 1e-5 * y.abs().max(x.abs()) + 1e-6,
+    }
+}
+
+fn compare(a: &Value, b: &Value, path: &str) -> Result<(), String> {
+    match (a, b) {
+        (Value::Tensor(x), Value::Tensor(y)) => {
+            if x.shape != y.shape || x.dtype != y.dtype {
+                return Err(format!("{path}: {} vs {}", a.describe(), b.describe()));
+            }
+            for (i, (p, q)) in x.scalars().into_iter().zip(y.scalars()).enumerate() {
+                let ok = if p.is_float() { ulp_close(p, q) } else { p.as_i128() == q.as_i128() };
+                if !ok {
+                    return Err(format!("{path}: element {i}: {p:?} vs {q:?}"));
+                }
+            }
+            Ok(())
+        }
+        (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y.iter()).enumerate() {
+                compare(p, q, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (Value::Shape(x), Value::Shape(y)) if x == y => Ok(()),
+        (Value::Prim(x), Value::Prim(y)) if x == y => Ok(()),
+        _ => Err(format!("{path}: {} vs {}", a.describe(), b.describe())),
+    }
+}
+
+fn ops_of(m: &Module, out: &mut BTreeSet<String>) {
+    for (_, g) in m.live() {
+        if let relax_ir::Func::Relax(f) = &g.func {
+            for (_, e) in f.exprs.iter() {
+                if let ExprData::Call(c) = e
+                    && let ExprData::Op(op) = &f.exprs[c.callee]
+                {
+                    out.insert(op.name().to_string());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn legalized_modules_give_the_same_numbers() {
+    let mut compared = 0;
+    let mut skipped = Vec::new();
+    let mut failures = Vec::new();
+    let mut covered = BTreeSet::new();
+    for path in files() {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        for (ci, chunk) in chunks(&text).iter().enumerate() {
+            let Ok(m) = relax_parser::parse_module(chunk) else { continue };
+            let mut legal = m.clone();
+            relax_transform::legalize::legalize_module(&mut legal);
+            let funcs: Vec<_> = m
+                .live()
+                .filter(|(_, g)| matches!(g.func, relax_ir::Func::Relax(_)))
+                .map(|(g, d)| (g, d.name.clone()))
+                .collect();
+            for (g, name) in funcs {
+                let f = m.relax(g).expect("relax");
+                // Symbolic variables: 2, 3, 4, ... by name order of the pool.
+                let syms: Vec<(String, i64)> =
+                    f.pool.vars.iter().enumerate().map(|(i, (_, v))| (v.name.clone(), 2 + (i as i64 % 3))).collect();
+                let what = format!("{}#{ci} {name}", path.file_name().unwrap().to_string_lossy());
+                // Distinct values first; all equal when the function needs that.
+                let same: Vec<(String, i64)> = syms.iter().map(|(n, _)| (n.clone(), 3)).collect();
+                let mut attempt = Err(String::new());
+                for s in [&syms, &same] {
+                    attempt = inputs::make_inputs(&m, g, &[], s, Some(1)).map_err(|e| e.message).and_then(|args| {
+                        let r =
+                            Interpreter::new(&m).call_global(g, args.iter().map(fresh).collect(), relax_ir::Span::NONE);
+                        r.map(|v| (args, v)).map_err(|e| e.message)
+                    });
+                    if attempt.is_ok() {
+                        break;
+                    }
+                }
+                let (args, reference) = match attempt {
+                    Ok(x) => x,
+                    Err(e) => {
+                        skipped.push(format!("{what}: {e}"));
+                        continue;
+                    }
+                };
+                let mut ops = BTreeSet::new();
+                ops_of(&m, &mut ops);
+                let no_kernels = Interpreter::with_options(&m, Options { kernels: false, ..Default::default() });
+                match no_kernels.call_global(g, args.iter().map(fresh).collect(), relax_ir::Span::NONE) {
+                    Ok(v) => {
+                        if let Err(e) = compare(&reference, &v, "result") {
+                            failures.push(format!("{what}: kernels vs static legalization: {e}"));
+                        }
+                    }
+                    Err(e) => failures.push(format!("{what}: static legalization failed: {}", e.message)),
+                }
+                let lg = legal.lookup(&name).expect("same functions");
+                match Interpreter::new(&legal).call_global(lg, args.iter().map(fresh).collect(), relax_ir::Span::NONE) {
+                    Ok(v) => {
+                        if let Err(e) = compare(&reference, &v, "result") {
+                            failures.push(format!("{what}: kernels vs legalize-ops: {e}"));
+                        }
+                    }
+                    Err(e) => failures.push(format!("{what}: the legalized module failed: {}", e.message)),
+                }
+                covered.extend(ops);
+                compared += 1;
+            }
+        }
+    }
+    eprintln!("differential: {compared} functions compared, {} skipped:", skipped.len());
+    for s in &skipped {
+        eprintln!("  skipped {s}");
+    }
+    let missing: Vec<&str> = relax_ir::op::OPS
+        .iter()
+        .map(|d| d.name)
+        .filter(|n| {
+            relax_runtime::ops::kernel(n).is_some()
+                && relax_transform::legalize::legalization(n).is_some()
+                && !covered.contains(*n)
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(missing.is_empty(), "ops with a kernel that no compared module runs: {missing:?}");
+    assert!(compared > 100, "only {compared} functions compared");
+}
+
+fn fresh(v: &Value) -> Value {
+    match v {
+        Value::Tensor(t) => Value::Tensor(t.deep_copy()),
+        Value::Tuple(f) => Value::tuple(f.iter().map(fresh).collect()),
+        other => other.clone(),
+    }
+}

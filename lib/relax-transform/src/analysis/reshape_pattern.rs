@@ -1,0 +1,372 @@
+//! Does a PrimFunc only copy its first buffer into its last one in row-major order (TVM's
+//! `HasReshapePattern`, used by `rewrite-dataflow-reshape`)?
+//!
+//! The body must be a nest of loops around one block whose iteration variables are all
+//! data-parallel and whose body is `dst[...] = src[...]` (the first and last buffer
+//! parameters). The flattened (row-major) indices of both sides must be equal:
+//!
+//! 1. When one side is the trivial access `buf[v0, v1, ...]` (every index the block
+//!    variable of its position, domain `[0, dim)`), the other side's flattened index,
+//!    with each block variable written as a digit of one fused index
+//!    (`v_i = (fused // stride_i) % extent_i`), must simplify to `fused` itself. This is
+//!    TVM's `IterMapSimplify` check; here a small algebra of *splits*
+//!    `(fused // lower) % extent` decides it: sums of splits that tile a contiguous range
+//!    fuse, and `// c` and `% c` act on a single split when `c` divides its extent. All
+//!    comparisons are proofs of the symbolic analyzer, so symbolic shapes work
+//!    (`lv[v // 256 % n, v % 256]` for a `(n, 256)` source).
+//! 2. Otherwise the analyzer must prove the two flattened indices equal.
+
+use std::collections::HashMap;
+
+use relax_ir::arith::{Analyzer, Interval};
+use relax_ir::{BinOp, BlockNode, Buffer, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, StmtData, SymVar};
+
+/// True when `f` has TVM's reshape pattern (see the module documentation).
+pub fn has_reshape_pattern(f: &PrimFunc) -> bool {
+    let buffers: Vec<Buffer> = f.params.iter().filter_map(|&p| f.param_buffer(p)).collect();
+    if buffers.len() < 2 {
+        return false;
+    }
+    let (src, dst) = (buffers[0], buffers[buffers.len() - 1]);
+    // The root block, then loops down to one block.
+    let mut s = f.body;
+    if let StmtData::Block(b) = &f.stmts[s]
+        && b.iter_vars.is_empty()
+    {
+        s = b.body;
+    }
+    loop {
+        match &f.stmts[s] {
+            StmtData::For { body, .. } => {
+                if !matches!(f.stmts[*body], StmtData::For { .. } | StmtData::Block(_)) {
+                    return false;
+                }
+                s = *body;
+            }
+            StmtData::Block(b) => {
+                if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) {
+                    return false;
+                }
+                if matches!(f.stmts[b.body], StmtData::For { .. }) {
+                    s = b.body;
+                    continue;
+                }
+                return block_is_reshape(f, b, src, dst);
+            }
+            _ => return false,
+        }
+    }
+}
+
+fn block_is_reshape(f: &PrimFunc, b: &BlockNode, src: Buffer, dst: Buffer) -> bool {
+    let StmtData::Store { buffer, indices: st_idx, value } = &f.stmts[b.body] else { return false };
+    let PrimExprData::Load { buffer: lb, indices: ld_idx, .. } = f.pool.prim(*value) else { return false };
+    if *buffer != dst || *lb != src {
+        return false;
+    }
+    let mut pool = f.pool.clone();
+    let mut an = Analyzer::new();
+    for iv in &b.iter_vars {
+        if let (Some(lo), Some(ext)) = (pool.as_int(iv.dom.min), pool.as_int(iv.dom.extent)) {
+            an.bind(iv.var, Interval::new(lo, lo + ext - 1));
+        }
+    }
+    let iters: Vec<(SymVar, PrimExpr)> = b.iter_vars.iter().map(|iv| (iv.var, iv.dom.extent)).collect();
+    let zero = pool.i64(0);
+    let trivial = |buf: Buffer, idx: &[PrimExpr], pool: &Pool| {
+        idx.len() == b.iter_vars.len()
+            && idx.iter().zip(&b.iter_vars).zip(&f.buffers[buf].shape).all(|((&i, iv), &dim)| {
+                pool.as_var(i) == Some(iv.var)
+                    && an.prove_equal(pool, iv.dom.min, zero)
+                    && an.prove_equal(pool, dim, iv.dom.extent)
+            })
+    };
+    let nontrivial = if trivial(dst, st_idx, &pool) {
+        Some((src, ld_idx.clone()))
+    } else if trivial(src, ld_idx, &pool) {
+        Some((dst, st_idx.clone()))
+    } else {
+        None
+    };
+    if let Some((buf, idx)) = nontrivial {
+        let shape = f.buffers[buf].shape.clone();
+        if let Some(flat) = flatten(&mut pool, &shape, &idx)
+            && fuses_to_identity(&mut pool, &an, &iters, flat)
+        {
+            return true;
+        }
+    }
+    // Check 2: the flattened indices are provably equal.
+    let (Some(a), Some(c)) = (
+        flatten(&mut pool, &f.buffers[src].shape.clone(), ld_idx),
+        flatten(&mut pool, &f.buffers[dst].shape.clone(), st_idx),
+    ) else {
+        return false;
+    };
+    an.prove_equal(&pool, a, c)
+}
+
+/// `((i0 * d1 + i1) * d2 + i2) ...`, built with the folding constructors.
+fn flatten(pool: &mut Pool, shape: &[PrimExpr], idx: &[PrimExpr]) -> Option<PrimExpr> {
+    if shape.len() != idx.len() {
+        return None;
+    }
+    let mut acc = pool.i64(0);
+    for (&d, &i) in shape.iter().zip(idx) {
+        let m = pool.binary(BinOp::Mul, acc, d).ok()?;
+        acc = pool.binary(BinOp::Add, m, i).ok()?;
+    }
+    Some(acc)
+}
+
+/// `coeff * ((fused // lower) % extent)`; `extent: None` is unbounded (no modulo).
+#[derive(Clone, Debug)]
+struct Split {
+    lower: PrimExpr,
+    extent: Option<PrimExpr>,
+    coeff: PrimExpr,
+}
+
+/// A sum of splits of the fused index plus a part free of block variables.
+#[derive(Clone, Debug)]
+struct SplitSum {
+    terms: Vec<Split>,
+    konst: PrimExpr,
+}
+
+struct Ctx<'a> {
+    pool: &'a mut Pool,
+    an: &'a Analyzer,
+    /// Each block variable as a split of the fused index.
+    iters: HashMap<SymVar, Split>,
+}
+
+impl Ctx<'_> {
+    fn eq(&self, a: PrimExpr, b: PrimExpr) -> bool {
+        self.an.prove_equal(self.pool, a, b)
+    }
+    fn mul(&mut self, a: PrimExpr, b: PrimExpr) -> Option<PrimExpr> {
+        self.pool.binary(BinOp::Mul, a, b).ok()
+    }
+    fn add(&mut self, a: PrimExpr, b: PrimExpr) -> Option<PrimExpr> {
+        self.pool.binary(BinOp::Add, a, b).ok()
+    }
+    fn is_const(&self, e: PrimExpr) -> bool {
+        self.pool.free_vars(e).iter().all(|v| !self.iters.contains_key(v))
+    }
+    /// `q` with `q * c == e` provably, when `c` divides `e` exactly.
+    fn exact_div(&mut self, e: PrimExpr, c: PrimExpr) -> Option<PrimExpr> {
+        let raw = self.pool.binary(BinOp::FloorDiv, e, c).ok()?;
+        let q = self.an.simplify(self.pool, raw);
+        let back = self.mul(q, c)?;
+        self.eq(back, e).then_some(q)
+    }
+
+    fn norm(&mut self, e: PrimExpr) -> Option<SplitSum> {
+        if self.is_const(e) {
+            return Some(SplitSum { terms: Vec::new(), konst: e });
+        }
+        let zero = self.pool.i64(0);
+        match self.pool.prim(e).clone() {
+            PrimExprData::Var(v) => {
+                let s = self.iters.get(&v)?.clone();
+                Some(SplitSum { terms: vec![s], konst: zero })
+            }
+            PrimExprData::Cast(_, a) => self.norm(a),
+            PrimExprData::Bin(op, a, b) => match op {
+                BinOp::Add => {
+                    let (x, y) = (self.norm(a)?, self.norm(b)?);
+                    let konst = self.add(x.konst, y.konst)?;
+                    let mut terms = x.terms;
+                    terms.extend(y.terms);
+                    Some(self.fuse(SplitSum { terms, konst }))
+                }
+                BinOp::Mul => {
+                    let (s, k) = if self.is_const(b) {
+                        (a, b)
+                    } else if self.is_const(a) {
+                        (b, a)
+                    } else {
+                        return None;
+                    };
+                    let x = self.norm(s)?;
+                    let mut terms = Vec::new();
+                    for t in x.terms {
+                        let coeff = self.mul(t.coeff, k)?;
+                        terms.push(Split { coeff, ..t });
+                    }
+                    let konst = self.mul(x.konst, k)?;
+                    Some(SplitSum { terms, konst })
+                }
+                BinOp::FloorDiv | BinOp::Div if self.is_const(b) => {
+                    let t = self.single(a)?;
+                    let one = self.pool.i64(1);
+                    let coeff = if self.eq(t.coeff, b) {
+                        return Some(SplitSum { terms: vec![Split { coeff: one, ..t }], konst: zero });
+                    } else if self.eq(t.coeff, one) {
+                        one
+                    } else {
+                        return None;
+                    };
+                    let lower = self.mul(t.lower, b)?;
+                    let extent = match t.extent {
+                        None => None,
+                        Some(ext) => Some(self.exact_div(ext, b)?),
+                    };
+                    Some(SplitSum { terms: vec![Split { lower, extent, coeff }], konst: zero })
+                }
+                BinOp::FloorMod | BinOp::Mod if self.is_const(b) => {
+                    let t = self.single(a)?;
+                    let one = self.pool.i64(1);
+                    if !self.eq(t.coeff, one) {
+                        return None;
+                    }
+                    let extent = match t.extent {
+                        None => b,
+                        Some(ext) if self.an.prove_le(self.pool, ext, b) => ext,
+                        Some(ext) => {
+                            self.exact_div(ext, b)?;
+                            b
+                        }
+                    };
+                    Some(SplitSum { terms: vec![Split { extent: Some(extent), ..t }], konst: zero })
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The single split of `e` (no constant part).
+    fn single(&mut self, e: PrimExpr) -> Option<Split> {
+        let x = self.norm(e)?;
+        let zero = self.pool.i64(0);
+        if x.terms.len() != 1 || !self.eq(x.konst, zero) {
+            return None;
+        }
+        x.terms.into_iter().next()
+    }
+
+    /// Drops always-zero splits (extent 1) and merges pairs that tile contiguously.
+    fn fuse(&mut self, mut s: SplitSum) -> SplitSum {
+        let one = self.pool.i64(1);
+        s.terms.retain(|t| !t.extent.is_some_and(|e| self.an.prove_equal(self.pool, e, one)));
+        loop {
+            let mut merged = None;
+            'search: for i in 0..s.terms.len() {
+                let Some(ext) = s.terms[i].extent else { continue };
+                for j in 0..s.terms.len() {
+                    if i == j {
+                        continue;
+                    }
+                    let (lo, co) = (s.terms[i].lower, s.terms[i].coeff);
+                    let (Some(next_lower), Some(next_coeff)) = (self.mul(lo, ext), self.mul(co, ext)) else {
+                        continue;
+                    };
+                    if self.eq(s.terms[j].lower, next_lower) && self.eq(s.terms[j].coeff, next_coeff) {
+                        let extent = match s.terms[j].extent {
+                            None => None,
+                            Some(e2) => match self.mul(ext, e2) {
+                                Some(x) => Some(x),
+                                None => continue,
+                            },
+                        };
+                        merged = Some((i, j, Split { lower: lo, extent, coeff: co }));
+                        break 'search;
+                    }
+                }
+            }
+            let Some((i, j, m)) = merged else { return s };
+            let (hi, lo) = if i > j { (i, j) } else { (j, i) };
+            s.terms.remove(hi);
+            s.terms.remove(lo);
+            s.terms.push(m);
+        }
+    }
+}
+
+/// True when `flat`, with the block variables written as digits of one fused index,
+/// is the fused index itself.
+fn fuses_to_identity(pool: &mut Pool, an: &Analyzer, iters: &[(SymVar, PrimExpr)], flat: PrimExpr) -> bool {
+    // Strides, innermost first; the outermost variable needs no modulo.
+    let mut splits = HashMap::new();
+    let mut stride = pool.i64(1);
+    for (k, &(v, ext)) in iters.iter().enumerate().rev() {
+        let extent = if k == 0 { None } else { Some(ext) };
+        let one = pool.i64(1);
+        splits.insert(v, Split { lower: stride, extent, coeff: one });
+        match pool.binary(BinOp::Mul, stride, ext) {
+            Ok(s) => stride = s,
+            Err(_) => return false,
+        }
+    }
+    let total = stride;
+    let mut cx = Ctx { pool, an, iters: splits };
+    let Some(s) = cx.norm(flat) else { return false };
+    let zero = cx.pool.i64(0);
+    let one = cx.pool.i64(1);
+    if s.terms.len() != 1 || !cx.eq(s.konst, zero) {
+        return iters.is_empty() && cx.eq(s.konst, zero);
+    }
+    let t = &s.terms[0];
+    cx.eq(t.coeff, one) && cx.eq(t.lower, one) && t.extent.is_none_or(|e| cx.an.prove_le(cx.pool, total, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_reshape_pattern;
+
+    fn prim(text: &str, name: &str) -> bool {
+        let m = relax_parser::parse_module(text).expect("parses");
+        let g = m.lookup(name).expect("function");
+        has_reshape_pattern(m.prim_func(g).expect("a PrimFunc"))
+    }
+
+    const HEADER: &str =
+        "# from tvm.script import ir as I\n# from tvm.script import tirx as T\n\n@I.ir_module\nclass Module:\n";
+
+    #[test]
+    fn symbolic_flatten_is_a_reshape() {
+        let text = format!(
+            "{HEADER}    @T.prim_func(private=True, s_tir=True)
+    def reshape(var_a: T.handle, var_b: T.handle):
+        n = T.int64()
+        a = T.match_buffer(var_a, (n, T.int64(256)))
+        b = T.match_buffer(var_b, (n * T.int64(256),))
+        for ax0 in range(n * T.int64(256)):
+            with T.sblock(\"T_reshape\"):
+                v_ax0 = T.axis.spatial(n * T.int64(256), ax0)
+                T.reads(a[v_ax0 // T.int64(256) % n, v_ax0 % T.int64(256)])
+                T.writes(b[v_ax0])
+                b[v_ax0] = a[v_ax0 // T.int64(256) % n, v_ax0 % T.int64(256)]
+"
+        );
+        assert!(prim(&text, "reshape"));
+    }
+
+    #[test]
+    fn static_split_is_a_reshape_and_transpose_is_not() {
+        let text = format!(
+            "{HEADER}    @T.prim_func(private=True, s_tir=True)
+    def reshape(a: T.Buffer((T.int64(2), T.int64(6)), \"float32\"), b: T.Buffer((T.int64(3), T.int64(4)), \"float32\")):
+        for ax0, ax1 in T.grid(T.int64(3), T.int64(4)):
+            with T.sblock(\"T_reshape\"):
+                v0, v1 = T.axis.remap(\"SS\", [ax0, ax1])
+                T.reads(a[(v0 * T.int64(4) + v1) // T.int64(6), (v0 * T.int64(4) + v1) % T.int64(6)])
+                T.writes(b[v0, v1])
+                b[v0, v1] = a[(v0 * T.int64(4) + v1) // T.int64(6), (v0 * T.int64(4) + v1) % T.int64(6)]
+
+    @T.prim_func(private=True, s_tir=True)
+    def transpose(a: T.Buffer((T.int64(2), T.int64(3)), \"float32\"), b: T.Buffer((T.int64(3), T.int64(2)), \"float32\")):
+        for ax0, ax1 in T.grid(T.int64(3), T.int64(2)):
+            with T.sblock(\"T_transpose\"):
+                v0, v1 = T.axis.remap(\"SS\", [ax0, ax1])
+                T.reads(a[v1, v0])
+                T.writes(b[v0, v1])
+                b[v0, v1] = a[v1, v0]
+"
+        );
+        assert!(prim(&text, "reshape"));
+        assert!(!prim(&text, "transpose"));
+    }
+}

@@ -1,0 +1,163 @@
+//! `fuse-ops` (TVM's `FuseOps`, `algorithms.md` §2): groups the bindings of dataflow
+//! blocks into private `Primitive` Relax functions named `fused_...`, which `fuse-tir`
+//! then turns into one PrimFunc each. `docs/fusion.md` describes the rules.
+//!
+//! For every Relax function that is neither `Primitive` nor `Codegen`, in name order:
+//! 1. [`graph`]: the dataflow graph of the function body (parameters and bindings; each
+//!    `call_tir` has its kernel's `op_pattern`);
+//! 2. [`partition`]: the post-dominator tree and the three fusion phases, with the
+//!    `max-depth` limit on the size of a group;
+//! 3. [`rewrite`] and [`function`]: every group of more than one binding becomes a
+//!    function (its free operands as parameters, the symbolic variables its parameters
+//!    do not define as a last `tir_vars: R.Shape([...])` parameter, all symbolic
+//!    variables its own), added to the module unless an equal one is there ([`dedup`]),
+//!    and is called at the place of its last binding.
+//!
+//! Nothing crosses a block boundary. **Project rule**: the dataflow blocks of `if`
+//! branches and local functions are fused too, each sequence with a graph of its own
+//! (TVM skips or rejects them).
+//!
+//! With `--remarks=fuse-ops`, every edge between two bindings that stayed apart gets a
+//! remark naming both bindings and the rule ([`remarks`]).
+
+pub mod dedup;
+pub mod function;
+pub mod graph;
+pub mod partition;
+pub mod remarks;
+pub mod rewrite;
+
+use std::collections::HashMap;
+
+use relax_ir::{Diagnostic, Func, Global, Module};
+use relax_pass::registry::OptionInfo;
+use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+
+use crate::walk::{SeqLoc, all_seqs, seq};
+
+/// The pass name, as remarks are requested (`--remarks=fuse-ops`).
+pub const NAME: &str = "fuse-ops";
+
+/// TVM's `zero` pipeline (`relax.get_pipeline("zero")`): lowering and fusion.
+pub const ZERO_PIPELINE: relax_pass::registry::NamedPipeline = relax_pass::registry::NamedPipeline {
+    name: "zero",
+    summary: "legalize, annotate op patterns, fold constants, fuse ops and fuse TIR (TVM's zero pipeline)",
+    text: "legalize-ops,annotate-tir-op-pattern,fold-constant,fuse-ops,fuse-tir",
+};
+
+/// The default of `max-depth` (TVM's `relax.FuseOps.max_depth`).
+pub const DEFAULT_MAX_DEPTH: usize = 256;
+
+/// Registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: NAME,
+    aliases: &[],
+    summary: "group the bindings of dataflow blocks into Primitive functions by operator pattern",
+    anchor: Anchor::Module,
+    options: &[
+        OptionInfo { name: "max-depth", help: "the largest number of bindings in one group", default: "256" },
+        OptionInfo { name: "opt-level", help: "0 disables fusion", default: "2" },
+    ],
+    create,
+};
+
+fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let int = |key: &str, default: usize| -> Result<usize, String> {
+        match o.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| format!("`{key}` must be a non-negative integer, found `{v}`")),
+        }
+    };
+    let max_depth = int("max-depth", DEFAULT_MAX_DEPTH)?;
+    let opt_level = int("opt-level", 2)?;
+    Ok(Box::new(FuseOps { max_depth, fuse: opt_level > 0 }))
+}
+
+/// The pass, with its options.
+#[derive(Clone, Copy, Debug)]
+pub struct FuseOps {
+    /// The largest group.
+    pub max_depth: usize,
+    /// False at `opt-level=0`.
+    pub fuse: bool,
+}
+
+impl Default for FuseOps {
+    fn default() -> Self {
+        FuseOps { max_depth: DEFAULT_MAX_DEPTH, fuse: true }
+    }
+}
+
+impl Pass for FuseOps {
+    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
+        let (changed, diags) = self.run(m, cx.wants_remarks(NAME));
+        cx.remarks.extend(diags);
+        Ok(changed)
+    }
+}
+
+/// Fresh names as TVM's `NameSupply` hands them out (`.` becomes `_`; the first request
+/// for a hint gets the hint itself, later ones `hint1`, `hint2`, ...).
+#[derive(Clone, Debug, Default)]
+pub struct Names(HashMap<String, i64>);
+
+impl Names {
+    /// A fresh name for `hint`.
+    pub fn fresh(&mut self, hint: &str) -> String {
+        crate::legalize::te::emit::fresh_name(&mut self.0, hint, false)
+    }
+}
+
+/// True for functions FuseOps leaves alone: previously fused (`Primitive`) or offloaded
+/// (`Codegen`) ones.
+pub fn is_fused(f: &relax_ir::RelaxFunction) -> bool {
+    let nonzero = |k: &str| {
+        f.func.attrs.get(k).is_some_and(|v| match v {
+            relax_ir::AttrValue::Bool(b) => *b,
+            relax_ir::AttrValue::Int(i) | relax_ir::AttrValue::PrimInt(_, i) => *i != 0,
+            _ => true,
+        })
+    };
+    nonzero("Primitive") || f.func.attrs.get("Codegen").is_some()
+}
+
+impl FuseOps {
+    /// Runs on a module. Returns whether it changed, and the warnings (groups dissolved
+    /// because they would depend on themselves) with, when `remarks` is set, the remarks.
+    pub fn run(&self, m: &mut Module, remarks: bool) -> (bool, Vec<Diagnostic>) {
+        let mut globals: Vec<(String, Global)> = m
+            .live()
+            .filter(|(_, gd)| matches!(&gd.func, Func::Relax(f) if !is_fused(f)))
+            .map(|(g, gd)| (gd.name.clone(), g))
+            .collect();
+        globals.sort();
+        let mut fusor = rewrite::Fusor::new(m);
+        let mut notes = Vec::new();
+        let mut changed = false;
+        for (name, g) in globals {
+            let Some(mut f) = m.relax(g).cloned() else { continue };
+            let mut remap = HashMap::new();
+            let mut any_group = false;
+            for loc in all_seqs(&f) {
+                let params = if loc == SeqLoc::Body { f.func.params.clone() } else { Vec::new() };
+                let s = seq(&f, loc).clone();
+                let graph = graph::build(m, &f, &s, &params);
+                let part = partition::partition(&graph, self.max_depth, self.fuse);
+                if remarks {
+                    remarks::collect(m, &f, &name, &graph, &part, &mut notes);
+                }
+                if part.groups.iter().any(|grp| grp.parent.is_some()) {
+                    any_group = true;
+                    fusor.rewrite_seq(m, &mut f, &name, loc, &graph, &part, &mut remap, &mut notes);
+                }
+            }
+            if any_group {
+                rewrite::apply_remap(&mut f, &remap);
+                crate::walk::tidy_blocks(&mut f);
+                m.globals[g].func = Func::Relax(Box::new(f));
+                changed = true;
+            }
+        }
+        (changed, notes)
+    }
+}

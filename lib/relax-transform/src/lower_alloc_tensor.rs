@@ -1,0 +1,154 @@
+//! `lower-alloc-tensor`: every allocation memory planning left alone gets a storage of
+//! its own, as TVM's `LowerAllocTensor` (`algorithms.md` §6).
+//!
+//! `x = R.builtin.alloc_tensor(shape, dtype, dev, scope)` becomes
+//!
+//! ```text
+//! storage = R.memory.alloc_storage(R.shape([nbytes]), dev, scope, R.dtype("uint8"))
+//! x = R.memory.alloc_tensor(storage, R.prim_value(0), shape, dtype, dev)
+//! ```
+//!
+//! where `nbytes = elem_bytes * d0 * d1 * ...`, built with the folding constructors and
+//! not simplified (`(2, n)` float32 gives `8 * n`, `(n, 4)` gives `4 * n * 4`). The shape
+//! may also be a variable of known `R.Shape([...])` type. The names come from a fresh
+//! supply (`storage`, `storage1`, ...), so the printer shows `storage_1` where planning
+//! already made a `storage`, as TVM prints.
+
+use relax_ir::diag::Diagnostic;
+use relax_ir::{Binding, DataType, ExprData, Global, Module, PrimExpr, RelaxFunction, TyData};
+use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+
+use crate::emit::{self, NameSupply, call_op_name};
+use crate::walk::{SeqLoc, seq};
+
+/// Registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "lower-alloc-tensor",
+    aliases: &[],
+    summary: "give every remaining builtin.alloc_tensor a storage of its own",
+    anchor: Anchor::RelaxFunction,
+    options: &[],
+    create,
+};
+
+fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    Ok(Box::new(LowerAllocTensor))
+}
+
+struct LowerAllocTensor;
+
+impl Pass for LowerAllocTensor {
+    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
+        let Some(f) = m.relax_mut(g) else { return Ok(false) };
+        lower_alloc_tensor(f)
+    }
+}
+
+/// Runs the pass on one function.
+pub fn lower_alloc_tensor(f: &mut RelaxFunction) -> Result<bool, Vec<Diagnostic>> {
+    let mut cx = Cx { names: NameSupply::new(), changed: false, errors: Vec::new() };
+    cx.seq(f, SeqLoc::Body);
+    if cx.errors.is_empty() { Ok(cx.changed) } else { Err(cx.errors) }
+}
+
+struct Cx {
+    names: NameSupply,
+    changed: bool,
+    errors: Vec<Diagnostic>,
+}
+
+impl Cx {
+    /// Lowers the sequence at `loc`, nested sequences when their binding is reached
+    /// (TVM's visiting order, which decides the names).
+    fn seq(&mut self, f: &mut RelaxFunction, loc: SeqLoc) {
+        for b in seq(f, loc).blocks.clone() {
+            let dataflow = f.blocks[b].dataflow;
+            let bindings = std::mem::take(&mut f.blocks[b].bindings);
+            let mut out = Vec::with_capacity(bindings.len());
+            for bd in bindings {
+                match &f.exprs[bd.value] {
+                    ExprData::If { .. } => {
+                        self.seq(f, SeqLoc::Then(bd.value));
+                        self.seq(f, SeqLoc::Else(bd.value));
+                    }
+                    ExprData::Function(_) => self.seq(f, SeqLoc::Local(bd.value)),
+                    _ => {}
+                }
+                if call_op_name(f, bd.value).as_deref() != Some("relax.builtin.alloc_tensor") {
+                    out.push(bd);
+                    continue;
+                }
+                match lower(f, &bd, dataflow, &mut self.names, &mut out) {
+                    Ok(value) => {
+                        out.push(Binding { value, ..bd });
+                        self.changed = true;
+                    }
+                    Err(d) => {
+                        self.errors.push(d);
+                        out.push(bd);
+                    }
+                }
+            }
+            f.blocks[b].bindings = out;
+        }
+    }
+}
+
+fn lower(
+    f: &mut RelaxFunction,
+    bd: &Binding,
+    dataflow: bool,
+    names: &mut NameSupply,
+    out: &mut Vec<Binding>,
+) -> Result<relax_ir::Expr, Diagnostic> {
+    let ExprData::Call(call) = f.exprs[bd.value].clone() else { return Ok(bd.value) };
+    let span = *f.spans.exprs.get(bd.value);
+    if call.args.len() != 4 {
+        return Err(Diagnostic::error(
+            span,
+            format!(
+                "`R.builtin.alloc_tensor` takes 4 arguments (shape, dtype, device, scope), not {}",
+                call.args.len()
+            ),
+        ));
+    }
+    let (shape_arg, dtype_arg, dev, scope) = (call.args[0], call.args[1], call.args[2], call.args[3]);
+    let dims: Vec<PrimExpr> = match &f.exprs[shape_arg] {
+        ExprData::Shape(d) => d.clone(),
+        _ => match f.ty_of(shape_arg).map(|t| f.pool.ty(t).clone()) {
+            Some(TyData::Shape { values: Some(v), .. }) => v,
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    "the shape of `R.builtin.alloc_tensor` must be `R.shape([...])` or a variable of known shape",
+                ));
+            }
+        },
+    };
+    let dtype = match &f.exprs[dtype_arg] {
+        ExprData::DType(t) => *t,
+        _ => return Err(Diagnostic::error(span, "the dtype of `R.builtin.alloc_tensor` must be `R.dtype(...)`")),
+    };
+    let nbytes = crate::plan_memory::bounds::exact_bytes(&mut f.pool, &dims, dtype);
+    let size = emit::shape(f, vec![nbytes]);
+    let dev_s = copy(f, dev);
+    let scope_s = copy(f, scope);
+    let u8 = emit::dtype(f, DataType::UINT8);
+    let object = emit::object(f);
+    let storage_call =
+        emit::call_op(f, "relax.memory.alloc_storage", vec![size, dev_s, scope_s, u8], Vec::new(), object);
+    let name = names.fresh("storage");
+    let sb = emit::bind(f, &name, storage_call, dataflow);
+    let storage = sb.var;
+    out.push(sb);
+    let s = f.use_var(storage);
+    let offset = emit::prim_i64(f, 0);
+    let ty = f.ty_of(bd.value).unwrap_or(f.vars[bd.var].ty);
+    Ok(emit::call_op(f, "relax.memory.alloc_tensor", vec![s, offset, shape_arg, dtype_arg, dev], Vec::new(), ty))
+}
+
+fn copy(f: &mut RelaxFunction, e: relax_ir::Expr) -> relax_ir::Expr {
+    let data = f.exprs[e].clone();
+    let ty = f.ty_of(e);
+    f.add_expr(data, ty)
+}

@@ -1,0 +1,182 @@
+//! `plan-memory` (alias `static-plan-block-memory`): storage reuse for the explicit
+//! allocations `call-tir-rewrite` made, as TVM's `StaticPlanBlockMemory`
+//! (`algorithms.md` §5), with the project's rules on aliases, symbolic sizes and
+//! run-time fits (`docs/memory.md`).
+//!
+//! * [`bounds`]: variable bounds from the function attributes, and byte sizes;
+//! * [`tokens`]: phase 1, requests, aliases, reference counts and discards;
+//! * [`allocate`]: phase 2, reuse and merging of storages;
+//! * [`rewrite`]: phase 3, `R.memory.alloc_storage` / `R.memory.alloc_tensor`;
+//! * [`check`]: the self-check run on every planned function;
+//! * [`report`]: the memory report of `relax-opt --memory-report`.
+//!
+//! On a module that still calls `call_tir` (or another destination-passing op), the pass
+//! first runs what precedes it in TVM's pipeline, on every Relax function ([`prepare`]):
+//! `rewrite-dataflow-reshape`, `to-non-dataflow`, `remove-purity-checking`,
+//! `call-tir-rewrite`.
+
+pub mod allocate;
+pub mod bounds;
+pub mod check;
+pub mod report;
+pub mod rewrite;
+pub mod tokens;
+
+use relax_ir::diag::Diagnostic;
+use relax_ir::{AttrValue, ExprData, Global, Module, RelaxFunction};
+use relax_pass::registry::OptionInfo;
+use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+
+use crate::emit::NameSupply;
+use crate::walk::SeqLoc;
+
+/// Registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "plan-memory",
+    aliases: &["static-plan-block-memory"],
+    summary: "plan storage reuse for explicit allocations (runs call-tir-rewrite first when needed)",
+    anchor: Anchor::Module,
+    options: &[OptionInfo {
+        name: "check-only",
+        help: "do not plan: only check the plans already in the module (the self-check)",
+        default: "false",
+    }],
+    create,
+};
+
+fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let check_only = match o.get("check-only") {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
+        Some(v) => return Err(format!("`check-only` takes true or false, not `{v}`")),
+    };
+    Ok(Box::new(PlanMemory { check_only }))
+}
+
+struct PlanMemory {
+    check_only: bool,
+}
+
+impl Pass for PlanMemory {
+    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
+        if self.check_only {
+            return check_module(m).map(|()| false);
+        }
+        let mut changed = false;
+        if crate::call_tir_rewrite::has_dps_calls(m) {
+            changed |= prepare(m)?;
+        }
+        let (c, warnings) = plan_module(m)?;
+        cx.remarks.extend(warnings);
+        Ok(changed | c)
+    }
+}
+
+/// What TVM's pipeline runs before planning, on every Relax function:
+/// `rewrite-dataflow-reshape`, `to-non-dataflow`, `remove-purity-checking`,
+/// `call-tir-rewrite`.
+pub fn prepare(m: &mut Module) -> Result<bool, Vec<Diagnostic>> {
+    let mut changed = false;
+    let globals: Vec<Global> = m.live().map(|(g, _)| g).collect();
+    for &g in &globals {
+        changed |= crate::rewrite_dataflow_reshape::rewrite_dataflow_reshape(m, g);
+        if let Some(f) = m.relax_mut(g) {
+            changed |= crate::call_tir_rewrite::make_non_dataflow(f);
+            changed |= crate::remove_purity_checking::remove_purity_checking(f);
+        }
+    }
+    Ok(changed | crate::call_tir_rewrite::call_tir_rewrite_module(m)?)
+}
+
+/// Runs the self-check ([`check`]) on every Relax function of `m`.
+pub fn check_module(m: &Module) -> Result<(), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    for (g, gd) in m.live() {
+        if let Some(f) = m.relax(g)
+            && let Err(msg) = check::check(f)
+        {
+            errors.push(Diagnostic::error(f.spans.func, format!("the memory plan of `{}` is unsafe: {msg}", gd.name)));
+        }
+    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+/// The attribute asking for dynamic outputs to be planned at their upper bound.
+pub const PLAN_DYNAMIC_OUTPUT: &str = "relax.memory_plan_dynamic_func_output";
+
+/// Plans every Relax function of `m`; returns whether anything changed and the warnings,
+/// or the errors (invalid bound attributes).
+pub fn plan_module(m: &mut Module) -> Result<(bool, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let globals: Vec<Global> = m.live().map(|(g, _)| g).collect();
+    let mut changed = false;
+    let mut warnings = Vec::new();
+    let mut errors = Vec::new();
+    for g in globals {
+        let Some(f) = m.relax(g) else { continue };
+        let mut f = f.clone();
+        let name = m.globals[g].name.clone();
+        match plan_function(m, &mut f, &name, &mut warnings) {
+            Ok(true) => {
+                changed = true;
+                if let Some(slot) = m.relax_mut(g) {
+                    *slot = f;
+                }
+            }
+            Ok(false) => {}
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() { Ok((changed, warnings)) } else { Err(errors) }
+}
+
+/// Plans one function of `m` (a working copy `f`, named `name`).
+pub fn plan_function(
+    m: &Module,
+    f: &mut RelaxFunction,
+    name: &str,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<bool, Vec<Diagnostic>> {
+    let bounds = bounds::read_bounds(f, name, warnings)?;
+    let dynamic = f.func.attrs.get(PLAN_DYNAMIC_OUTPUT).and_then(AttrValue::as_bool) == Some(true);
+    let mut names = NameSupply::new();
+    let mut todo = vec![SeqLoc::Body];
+    let mut changed = false;
+    while let Some(root) = todo.pop() {
+        let unit = tokens::collect(m, f, &bounds, root);
+        let an = bounds.analyzer();
+        let dataflow_of: Vec<bool> = unit.requests.iter().map(|r| f.blocks[r.block].dataflow).collect();
+        let plan = allocate::allocate(f, &unit, &an, &|r| dataflow_of[r]);
+        changed |= !plan.assign.is_empty();
+        let mut rw = rewrite::Rewriter {
+            unit: &unit,
+            plan: &plan,
+            names: &mut names,
+            dynamic_output: if dynamic { Some(&bounds) } else { None },
+        };
+        if let Err(msg) = rw.run(f) {
+            return Err(vec![Diagnostic::error(
+                f.spans.func,
+                format!("plan-memory: internal error in the plan of `{name}`: {msg}"),
+            )]);
+        }
+        // Local functions are planned on their own, after their enclosing body.
+        todo.extend(
+            unit.locals
+                .iter()
+                .rev()
+                .copied()
+                .filter(|l| matches!(l, SeqLoc::Local(e) if matches!(f.exprs[*e], ExprData::Function(_)))),
+        );
+    }
+    if dynamic {
+        f.func.attrs.remove(PLAN_DYNAMIC_OUTPUT);
+        changed = true;
+    }
+    if changed && let Err(msg) = check::check(f) {
+        return Err(vec![Diagnostic::error(
+            f.spans.func,
+            format!("plan-memory: internal error in the plan of `{name}`: {msg}"),
+        )]);
+    }
+    Ok(changed)
+}

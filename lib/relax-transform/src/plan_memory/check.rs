@@ -1,0 +1,231 @@
+//! The planner's self-check (`algorithms.md` §14 item 1): no storage may be reused
+//! while any alias of the tensor it held before is still live.
+//!
+//! It reads the planned function alone, with its own (deliberately simple and
+//! conservative) alias rules, so it does not share the planner's mistakes:
+//!
+//! * every `R.memory.alloc_tensor(s, ...)` is a tensor carved from the memory of `s`;
+//!   a variable bound to an `if` that yields storages may be any of them;
+//! * a binding whose value is a variable, tuple, tuple item, `match_cast` or any call
+//!   other than an allocation may alias every tensor its operands may alias; an `if`
+//!   may alias its branches' results;
+//! * a use is any mention of a variable (nested sequences included) other than a copy,
+//!   `match_cast`, tuple or tuple item, which only name the tensor again; a use in a
+//!   local function, or in the function's result, lasts forever.
+//!
+//! Two tensors carved from the same memory must not overlap: the earlier one's last use
+//! must come before the later one's allocation.
+
+use std::collections::{HashMap, HashSet};
+
+use relax_ir::{Expr, ExprData, RelaxFunction, SeqExpr, Var};
+
+use crate::walk::operands;
+
+/// A tensor carved from a storage.
+struct Tensor {
+    var: Option<Var>,
+    memory: usize,
+    at: usize,
+    last: usize,
+}
+
+/// What a value may alias: tensors, or a tuple of such.
+#[derive(Clone, Debug)]
+enum Al {
+    Set(HashSet<usize>),
+    Tuple(Vec<Al>),
+}
+
+impl Al {
+    fn none() -> Al {
+        Al::Set(HashSet::new())
+    }
+    fn flat(&self, out: &mut HashSet<usize>) {
+        match self {
+            Al::Set(s) => out.extend(s),
+            Al::Tuple(items) => items.iter().for_each(|a| a.flat(out)),
+        }
+    }
+    fn all(&self) -> HashSet<usize> {
+        let mut out = HashSet::new();
+        self.flat(&mut out);
+        out
+    }
+}
+
+#[derive(Default)]
+struct Checker {
+    pos: usize,
+    /// Tensors each variable may alias.
+    aliases: HashMap<Var, Al>,
+    /// Memories each storage variable may be.
+    memories: HashMap<Var, HashSet<usize>>,
+    next_memory: usize,
+    tensors: Vec<Tensor>,
+}
+
+const STORAGES: &[&str] = &["relax.memory.alloc_storage", "relax.vm.alloc_storage"];
+
+/// Checks the planned function; `Err` names the first overlap found.
+pub fn check(f: &RelaxFunction) -> Result<(), String> {
+    let mut c = Checker::default();
+    c.seq(f, &f.func.body.clone(), true);
+    let mut by_memory: HashMap<usize, Vec<&Tensor>> = HashMap::new();
+    for t in &c.tensors {
+        by_memory.entry(t.memory).or_default().push(t);
+    }
+    for ts in by_memory.values() {
+        for a in ts {
+            for b in ts {
+                if a.at < b.at && a.last >= b.at {
+                    return Err(format!(
+                        "`{}` reuses the memory of `{}`, which is still used afterwards",
+                        b.var.map_or("?", |v| f.vars[v].name.as_str()),
+                        a.var.map_or("?", |v| f.vars[v].name.as_str())
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Checker {
+    fn use_var(&mut self, v: Var, at: usize) {
+        if let Some(ts) = self.aliases.get(&v).map(Al::all) {
+            for t in ts {
+                let last = &mut self.tensors[t].last;
+                *last = (*last).max(at);
+            }
+        }
+    }
+
+    /// Records every use in `e` (nested sequences included) at position `at`, or forever.
+    fn uses(&mut self, f: &RelaxFunction, e: Expr, at: usize) {
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            match &f.exprs[x] {
+                ExprData::Var(v) => self.use_var(*v, at),
+                ExprData::Function(node) => {
+                    let mut inner = vec![node.body.body];
+                    let mut seqs = vec![node.body.clone()];
+                    while let Some(s) = seqs.pop() {
+                        inner.push(s.body);
+                        for &b in &s.blocks {
+                            for bd in &f.blocks[b].bindings {
+                                inner.push(bd.value);
+                                match &f.exprs[bd.value] {
+                                    ExprData::If { then_branch, else_branch, .. } => {
+                                        seqs.push(then_branch.clone());
+                                        seqs.push(else_branch.clone());
+                                    }
+                                    ExprData::Function(n) => seqs.push(n.body.clone()),
+                                    _ => {}
+                                }
+                            }
+                        }
+                    }
+                    for y in inner {
+                        self.uses(f, y, usize::MAX);
+                    }
+                }
+                _ => {}
+            }
+            stack.extend(operands(&f.exprs[x]));
+        }
+    }
+
+    /// What a leaf-ish expression may alias, keeping tuple structure.
+    fn aliases_of(&self, f: &RelaxFunction, e: Expr) -> Al {
+        match &f.exprs[e] {
+            ExprData::Var(v) => self.aliases.get(v).cloned().unwrap_or_else(Al::none),
+            ExprData::Tuple(fields) => Al::Tuple(fields.iter().map(|&x| self.aliases_of(f, x)).collect()),
+            ExprData::GetItem { tuple, index } => match self.aliases_of(f, *tuple) {
+                Al::Tuple(items) => items.get(*index as usize).cloned().unwrap_or_else(Al::none),
+                other => Al::Set(other.all()),
+            },
+            _ => {
+                let mut out = HashSet::new();
+                for x in operands(&f.exprs[e]) {
+                    self.aliases_of(f, x).flat(&mut out);
+                }
+                Al::Set(out)
+            }
+        }
+    }
+
+    /// Walks a sequence; returns what its result may alias.
+    fn seq(&mut self, f: &RelaxFunction, s: &SeqExpr, top: bool) -> (Al, HashSet<usize>) {
+        for &b in &s.blocks {
+            for bd in f.blocks[b].bindings.clone() {
+                self.pos += 1;
+                let at = self.pos;
+                let before = self.tensors.len();
+                let (tensors, memories) = self.value(f, bd.value, at);
+                for t in &mut self.tensors[before..] {
+                    t.var.get_or_insert(bd.var);
+                }
+                self.aliases.insert(bd.var, tensors);
+                if !memories.is_empty() {
+                    self.memories.insert(bd.var, memories);
+                }
+            }
+        }
+        self.pos += 1;
+        let end = if top { usize::MAX } else { self.pos };
+        self.uses(f, s.body, end);
+        let mems = match &f.exprs[s.body] {
+            ExprData::Var(v) => self.memories.get(v).cloned().unwrap_or_default(),
+            _ => HashSet::new(),
+        };
+        (self.aliases_of(f, s.body), mems)
+    }
+
+    /// The tensors and memories a binding's value may be.
+    fn value(&mut self, f: &RelaxFunction, value: Expr, at: usize) -> (Al, HashSet<usize>) {
+        match &f.exprs[value] {
+            ExprData::If { cond, then_branch, else_branch } => {
+                self.uses(f, *cond, at);
+                let (t1, m1) = self.seq(f, &then_branch.clone(), false);
+                let (t2, m2) = self.seq(f, &else_branch.clone(), false);
+                (Al::Set(t1.all().union(&t2.all()).copied().collect()), m1.union(&m2).copied().collect())
+            }
+            // A copy or match_cast only names the tensor again (its uses are the uses).
+            ExprData::Var(v) => (self.aliases_of(f, value), self.memories.get(v).cloned().unwrap_or_default()),
+            ExprData::Call(call) => {
+                self.uses(f, value, at);
+                let name = crate::emit::callee_op_name(f, call).unwrap_or_default();
+                if STORAGES.contains(&name.as_str()) {
+                    self.next_memory += 1;
+                    return (Al::none(), HashSet::from([self.next_memory]));
+                }
+                if name == "relax.memory.alloc_tensor" {
+                    let mems = match call.args.first().map(|&a| &f.exprs[a]) {
+                        Some(ExprData::Var(s)) => self.memories.get(s).cloned().unwrap_or_default(),
+                        _ => HashSet::new(),
+                    };
+                    let mut ts = HashSet::new();
+                    for m in mems {
+                        self.tensors.push(Tensor { var: None, memory: m, at, last: at });
+                        ts.insert(self.tensors.len() - 1);
+                    }
+                    return (Al::Set(ts), HashSet::new());
+                }
+                // Anything else may return (a view of) an argument.
+                let mut ts = HashSet::new();
+                for &a in &call.args {
+                    self.aliases_of(f, a).flat(&mut ts);
+                }
+                (Al::Set(ts), HashSet::new())
+            }
+            _ => {
+                // Tuples and items are uses only where their parts are used.
+                if !matches!(f.exprs[value], ExprData::Tuple(_) | ExprData::GetItem { .. }) {
+                    self.uses(f, value, at);
+                }
+                (self.aliases_of(f, value), HashSet::new())
+            }
+        }
+    }
+}
