@@ -65,3 +65,19 @@ for feature in os.environ.get("RELAX_FEATURES", "").split(","):
 for tool in ["spirv-val", "ptxas"]:
     if shutil.which(tool, path=config.environment["PATH"]):
         config.available_features.add(tool)
+
+
+def cuda_available():
+    """The CUDA engine's own test: libcuda.so.1 loads, cuInit succeeds, a device exists."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except OSError:
+        return False
+
+
+if "llvm" in config.available_features and cuda_available():
+    config.available_features.add("cuda")

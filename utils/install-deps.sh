@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages the build and the tests need, if any are missing.
 # Safe to run repeatedly: it does nothing when everything is present.
 set -euo pipefail
-packages=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev libffi-dev llvm-19-tools spirv-tools python3)
+packages=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev libffi-dev llvm-19-tools spirv-tools python3 python3-numpy mesa-vulkan-drivers libvulkan1)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -29,9 +29,13 @@ the two planned `main` functions for every module that is not `equal`.
 With `--run`, the numbers are compared too: every Relax function whose parameters and
 result are tensors runs on random inputs (symbolic variables 3, 5, 2, 4, ...) in TVM's VM
 (`tvm.compile` of the common input with the `default_build` pipeline: TVM's own planning, no fusion) and in `relax-run` on
-relax's planned, lowered and killed module; results must agree to 1e-4. A difference is
-the verdict `NUMBERS`, unless TVM's plan is unsafe (`tvm-unsafe`, TVM's numbers are then
-the wrong ones).
+relax's planned, lowered and killed module, and in `relax-run` on the unplanned common
+input; results must agree to 1e-4. Modules whose kernels have no body (`T.evaluate(0)`,
+as in TVM's planning tests) and functions the unplanned module cannot run either (an
+unknown packed function) are not compared. A difference between relax's planned and unplanned
+numbers is always the verdict `NUMBERS` (also for `tvm-invalid` modules, which TVM does not
+run); a difference from TVM's is `NUMBERS` unless TVM's plan is unsafe (`tvm-unsafe`,
+TVM's numbers are then the wrong ones).
 
 Exit status 1 when any module is WORSE, NUMBERS or FAILED. Run it with TVM 0.25's Python
 (`~/.cache/relax-peers/tvm025/bin/python`). relax-opt defaults to
@@ -176,6 +180,7 @@ def main_text(text):
 
 def check_module(chunk, relax_opt_path, run=False):
     """Returns (verdict, detail, texts)."""
+    run_nums = run
     # The canonical (TVM 0.25) spelling of the chunk, which TVM 0.25 reads.
     canon = relax_opt(relax_opt_path, chunk, [])
     if canon.returncode != 0:
@@ -200,7 +205,14 @@ def check_module(chunk, relax_opt_path, run=False):
         run = relax_opt(relax_opt_path, source, OURS_PLAN)
         ok = run.returncode == 0 and relax_opt(relax_opt_path, run.stdout, ["--kill-after-last-use"]).returncode == 0
         verdict = "tvm-invalid" if ok else "FAILED"
-        return verdict, f"TVM's planned module does not parse: {last_line(e)}", (main_text(theirs_text), main_text(run.stdout))
+        detail = f"TVM's planned module does not parse: {last_line(e)}"
+        if ok and run_nums:
+            killed = relax_opt(relax_opt_path, run.stdout, ["--lower-alloc-tensor", "--kill-after-last-use"])
+            _, plan_diffs, compared = run_numbers(mod, killed.stdout, relax_opt_path, source, with_tvm=False)
+            if plan_diffs:
+                return "NUMBERS", "\n".join(plan_diffs), (main_text(theirs_text), main_text(run.stdout))
+            detail += f"\nnumbers: {compared} function(s) run, equal to the unplanned module's"
+        return verdict, detail, (main_text(theirs_text), main_text(run.stdout))
     if relax_opt(relax_opt_path, source, []).returncode != 0:
         # relax cannot read TVM's legalized text: start from relax's legalization.
         legal = relax_opt(relax_opt_path, canon.stdout, ["--legalize-ops"])
@@ -242,13 +254,14 @@ def check_module(chunk, relax_opt_path, run=False):
             better.append(line)
     numbers = []
     if run:
-        diffs, compared = run_numbers(mod, run2.stdout, relax_opt_path)
-        if diffs and not unsafe:
-            return "NUMBERS", "\n".join(diffs), texts
+        diffs, plan_diffs, compared = run_numbers(mod, run2.stdout, relax_opt_path, source)
+        if plan_diffs or (diffs and not unsafe):
+            return "NUMBERS", "\n".join(plan_diffs + diffs), texts
         if diffs:
-            numbers = [f"numbers: {compared} function(s) run, {len(diffs)} difference(s) (TVM's plan is unsafe)"]
+            numbers = [f"numbers: {compared} function(s) run, equal to the unplanned module's, "
+                       f"{len(diffs)} difference(s) from TVM's (TVM's plan is unsafe)"]
         else:
-            numbers = [f"numbers: {compared} function(s) run, equal to TVM's"]
+            numbers = [f"numbers: {compared} function(s) run, equal to TVM's and the unplanned module's"]
     if unsafe:
         msg = [l.split("error: ", 1)[1] for l in check.stderr.splitlines() if "is unsafe" in l]
         return "tvm-unsafe", "\n".join(msg + worse + better + numbers), texts
@@ -266,25 +279,60 @@ def check_module(chunk, relax_opt_path, run=False):
 
 SYM_VALUES = [3, 5, 2, 4, 6, 7, 8, 9]
 
+# A PrimFunc whose whole body is `T.evaluate(0)` (after its attributes).
+STUB_KERNEL = re.compile(r"(?m)^    def \w+\([^\n]*\):\n(?:        T\.func_attr\([^\n]*\n)?        T\.evaluate\(0\)\n")
 
-def run_numbers(mod, killed_text, relax_opt_path):
+
+def run_numbers(mod, killed_text, relax_opt_path, source_text=None, with_tvm=True):
     """Runs every tensor-only Relax function of `mod` in TVM and relax's planned module in
-    relax-run; returns a list of differences (empty when the numbers agree) and the
-    number of functions compared."""
+    relax-run, and (given `source_text`, the common unplanned input) relax-run on the
+    unplanned module too; returns the differences of the planned numbers from TVM's, the
+    differences from the unplanned ones (both lists empty when all agree) and the number of
+    functions compared. When TVM cannot build the module, only planned and unplanned are
+    compared. `with_tvm=False` skips TVM (whose build crashes on modules its planner makes
+    invalid)."""
     import numpy as np
 
+    if source_text is not None and STUB_KERNEL.search(source_text):
+        # Kernels without bodies (TVM's planning tests) compute nothing to compare.
+        return [], [], 0
     relax_run = os.path.join(os.path.dirname(relax_opt_path), "relax-run")
     tmp = tempfile.mkdtemp()
     killed_path = os.path.join(tmp, "killed.rlx")
     with open(killed_path, "w") as f:
         f.write(killed_text)
+    source_path = None
+    if source_text is not None:
+        source_path = os.path.join(tmp, "unplanned.rlx")
+        with open(source_path, "w") as f:
+            f.write(source_text)
+    vm = None
     try:
-        ex = tvm.compile(mod, target="llvm", relax_pipeline="default_build")
-        vm = relax.VirtualMachine(ex, tvm.cpu())
+        if with_tvm:
+            ex = tvm.compile(mod, target="llvm", relax_pipeline="default_build")
+            vm = relax.VirtualMachine(ex, tvm.cpu())
     except Exception as e:  # noqa: BLE001
-        return [f"TVM cannot build it: {last_line(e)}"], 0
-    diffs, compared = [], 0
+        if source_path is None:
+            return [f"TVM cannot build it: {last_line(e)}"], [], 0
+    tvm_diffs, plan_diffs, compared = [], [], 0
     rng = np.random.default_rng(0)
+
+    def relax_outputs(path, name, files):
+        out_dir = os.path.join(tmp, f"out_{name}_{os.path.basename(path)}")
+        run = subprocess.run([relax_run, path, "--entry", name, *files, "--output-dir", out_dir],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            return None, last_line(run.stderr)
+        outs, i = [], 0
+        while os.path.exists(os.path.join(out_dir, f"out{i}.npy")):
+            outs.append(np.load(os.path.join(out_dir, f"out{i}.npy")))
+            i += 1
+        return outs, None
+
+    def close(a, b):
+        return a.shape == b.shape and np.allclose(a.astype("float64"), b.astype("float64"),
+                                                  rtol=1e-4, atol=1e-4, equal_nan=True)
+
     for gv, func in mod.functions.items():
         if not isinstance(func, relax.Function) or func.attrs is None or "global_symbol" not in func.attrs:
             continue
@@ -312,32 +360,47 @@ def run_numbers(mod, killed_text, relax_opt_path):
                 np.save(path, a)
                 files += ["--input", path]
                 args.append(a)
-            out = vm[name](*[tvm.runtime.tensor(a) for a in args])
-        except Exception as e:  # noqa: BLE001 - a function TVM cannot run is not compared
+        except Exception:  # noqa: BLE001 - inputs that cannot be made up: not compared
             continue
-        theirs = []
+        theirs = None
+        if vm is not None:
+            try:
+                out = vm[name](*[tvm.runtime.tensor(a) for a in args])
+                theirs = []
 
-        def flat(v):
-            if hasattr(v, "numpy"):
-                theirs.append(v.numpy())
-            else:
-                for x in v:
-                    flat(x)
+                def flat(v):
+                    if hasattr(v, "numpy"):
+                        theirs.append(v.numpy())
+                    else:
+                        for x in v:
+                            flat(x)
 
-        flat(out)
-        out_dir = os.path.join(tmp, f"out_{name}")
-        run = subprocess.run([relax_run, killed_path, "--entry", name, *files, "--output-dir", out_dir],
-                             capture_output=True, text=True)
-        if run.returncode != 0:
-            diffs.append(f"{name}: relax-run failed: {last_line(run.stderr)}")
+                flat(out)
+            except Exception:  # noqa: BLE001 - a function TVM cannot run is not compared with TVM
+                theirs = None
+        if theirs is None and source_path is None:
+            continue
+        ours, err = relax_outputs(killed_path, name, files)
+        if ours is None:
+            if source_path is not None and relax_outputs(source_path, name, files)[0] is None:
+                continue  # the unplanned module does not run either (an unknown packed function)
+            plan_diffs.append(f"{name}: relax-run failed on the planned module: {err}")
             continue
         compared += 1
-        for i, t in enumerate(theirs):
-            ours = np.load(os.path.join(out_dir, f"out{i}.npy"))
-            if ours.shape != t.shape or not np.allclose(ours.astype("float64"), t.astype("float64"),
-                                                         rtol=1e-4, atol=1e-4, equal_nan=True):
-                diffs.append(f"{name}: output {i} differs from TVM's")
-    return diffs, compared
+        if theirs is not None:
+            if len(ours) != len(theirs):
+                tvm_diffs.append(f"{name}: {len(ours)} outputs, TVM {len(theirs)}")
+            for i, (o, t) in enumerate(zip(ours, theirs)):
+                if not close(o, t):
+                    tvm_diffs.append(f"{name}: output {i} differs from TVM's")
+        if source_path is not None:
+            unplanned, err = relax_outputs(source_path, name, files)
+            if unplanned is None:
+                plan_diffs.append(f"{name}: relax-run failed on the unplanned module: {err}")
+                continue
+            if len(ours) != len(unplanned) or not all(close(o, u) for o, u in zip(ours, unplanned)):
+                plan_diffs.append(f"{name}: the planned module's numbers differ from the unplanned one's")
+    return tvm_diffs, plan_diffs, compared
 
 
 def chunks_of(text):

@@ -6,6 +6,8 @@
 
 pub mod expected;
 pub mod fold_eval;
+mod generate;
+mod gpu;
 pub mod ir_text;
 mod opt;
 pub mod pipeline;
@@ -17,6 +19,7 @@ mod translate;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 
+pub use gpu::cuda_device;
 pub use opt::opt_main;
 pub use run::run_main;
 pub use translate::translate_main;

@@ -3,17 +3,17 @@
 //! A module that still holds op calls with a legalization goes through
 //! [`DEFAULT_PIPELINE`] (TVM's zero pipeline, then `schedule-cpu`); one whose only
 //! unfinished business is unscheduled kernels gets `schedule-cpu` alone; anything else
-//! is left as it is. A kernel counts as scheduled when it says so (`tir.is_scheduled`)
+//! is left as it is. A kernel counts as scheduled when it says so (`tirx.is_scheduled`)
 //! or already has parallel, vectorized or unrolled loops.
 
-use relax_ir::{AttrValue, Diagnostic, ExprData, ForKind, Module, PrimFunc, StmtData};
+use relax_ir::{Diagnostic, ExprData, Module, PrimFunc};
 use relax_pass::{PassContext, PassManager, Pipeline, PipelineError};
 
 use crate::ir_text::verify_diagnostics;
 
 /// The passes of the default pipeline, in order.
 pub const DEFAULT_PIPELINE: &[&str] =
-    &["legalize-ops", "annotate-tir-op-pattern", "fold-constant", "fuse-ops", "fuse-tir"];
+    &["legalize-ops", "annotate-tir-op-pattern", "fold-constant", "fuse-ops", "fuse-tir", "schedule-cpu"];
 
 /// True when some Relax function calls an op that legalization lowers.
 fn has_high_level_ops(m: &Module) -> bool {
@@ -30,24 +30,24 @@ fn has_high_level_ops(m: &Module) -> bool {
     })
 }
 
-/// True when a kernel has blocks but neither the `tir.is_scheduled` attribute nor a
+/// True when a kernel has blocks but neither the `tirx.is_scheduled` attribute nor a
 /// parallel, vectorized or unrolled loop.
 pub fn is_unscheduled(f: &PrimFunc) -> bool {
-    let marked = ["tir.is_scheduled", "tirx.is_scheduled"].iter().any(|k| match f.attrs.get(k) {
-        Some(AttrValue::Bool(b)) => *b,
-        Some(v) => v.as_int().is_some_and(|i| i != 0),
-        None => false,
-    });
-    if marked || !f.s_tir {
-        return false;
+    relax_transform::schedule_cpu::is_unscheduled(f)
+}
+
+/// The vector width `schedule-cpu` gets for code for `cpu` (the host's when `None`).
+pub fn vector_bits(cpu: Option<&str>) -> u32 {
+    #[cfg(feature = "llvm")]
+    {
+        let opts = relax_codegen::llvm::Options { cpu: cpu.map(str::to_string), ..Default::default() };
+        relax_codegen::llvm::vector_bits(&opts)
     }
-    let mut scheduled = false;
-    f.walk(f.body, |_, s| {
-        if let StmtData::For { kind: ForKind::Parallel | ForKind::Vectorized | ForKind::Unrolled, .. } = s {
-            scheduled = true;
-        }
-    });
-    !scheduled
+    #[cfg(not(feature = "llvm"))]
+    {
+        let _ = cpu;
+        256
+    }
 }
 
 /// The passes of the default pipeline that `m` needs.
@@ -55,19 +55,58 @@ pub fn needed_passes(m: &Module) -> Vec<&'static str> {
     if has_high_level_ops(m) {
         return DEFAULT_PIPELINE.to_vec();
     }
+    if m.live().any(|(g, _)| m.prim_func(g).is_some_and(is_unscheduled)) {
+        return vec!["schedule-cpu"];
+    }
     Vec::new()
 }
 
-/// Runs the passes of the default pipeline that `m` needs, verifying after each;
-/// returns their names.
-pub fn run_default_pipeline(m: &mut Module) -> Result<Vec<&'static str>, Vec<Diagnostic>> {
-    let passes = needed_passes(m);
+/// Runs the passes of the default pipeline that `m` needs, verifying after each, with
+/// `schedule-cpu` for vector registers of `vector_bits`; returns their names.
+pub fn run_default_pipeline(m: &mut Module, vector_bits: u32) -> Result<Vec<&'static str>, Vec<Diagnostic>> {
+    run_pipeline_for(m, Target::Cpu { vector_bits })
+}
+
+/// The target whose kernel schedule ends the default pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `schedule-cpu` for vector registers of `vector_bits`.
+    Cpu {
+        /// The vector register width.
+        vector_bits: u32,
+    },
+    /// `schedule-gpu` (`docs/gpu.md`), for `--emit=ptx|spirv` and the GPU engines.
+    Gpu,
+}
+
+/// [`run_default_pipeline`] for `target`: on a GPU, `schedule-gpu` takes the place of
+/// `schedule-cpu`, and kernels without a thread binding count as unscheduled.
+pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static str>, Vec<Diagnostic>> {
+    let mut passes = needed_passes(m);
+    if target == Target::Gpu {
+        passes.retain(|&p| p != "schedule-cpu");
+        passes.push("schedule-gpu");
+        if passes == ["schedule-gpu"]
+            && !m.live().any(|(g, _)| m.prim_func(g).is_some_and(relax_transform::schedule_gpu::needs_gpu_schedule))
+        {
+            passes.clear();
+        }
+    }
+    let vector_bits = match target {
+        Target::Cpu { vector_bits } => vector_bits,
+        Target::Gpu => 0,
+    };
     if passes.is_empty() {
         return Ok(passes);
     }
     crate::fold_eval::install();
     let registry = relax_transform::registry();
-    let pipeline = Pipeline::of(&passes);
+    let text: Vec<String> = passes
+        .iter()
+        .map(|&p| if p == "schedule-cpu" { format!("{p}{{vector-bits={vector_bits}}}") } else { p.to_string() })
+        .collect();
+    let pipeline = Pipeline::parse(&text.join(","))
+        .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e}"))])?;
     let mut pm = PassManager::new(&registry, &pipeline)
         .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e:?}"))])?;
     pm.set_verifier(Box::new(|m: &Module| verify_diagnostics(m)));

@@ -43,8 +43,9 @@ struct RunCli {
     #[arg(long = "output-dir", value_name = "DIR")]
     output_dir: Option<PathBuf>,
     /// The execution engine: `interp`, the reference interpreter, or `jit`, kernels
-    /// compiled by LLVM (after the default lowering pipeline when the module needs it).
-    #[arg(long, value_name = "ENGINE", default_value = "interp", value_parser = ["interp", "jit"])]
+    /// compiled by LLVM (after the default lowering pipeline when the module needs it);
+    /// `vulkan` (SPIR-V kernels) or `cuda` (PTX kernels) on a GPU (`gpu.rs`).
+    #[arg(long, value_name = "ENGINE", default_value = "interp", value_parser = ["interp", "jit", "vulkan", "cuda"])]
     engine: String,
     /// With `--engine jit`: do not run the default lowering pipeline.
     #[arg(long = "no-default-pipeline")]
@@ -65,13 +66,16 @@ struct RunCli {
     /// Run every op that has a legalization through it instead of its reference kernel.
     #[arg(long = "no-kernels")]
     no_kernels: bool,
+    /// `--generate` and `--weights-dir` (`generate.rs`).
+    #[command(flatten)]
+    gen_args: crate::generate::GenerateArgs,
     /// Color diagnostics: `never` (default) or `always`.
     #[arg(long = "color", value_name = "WHEN", default_value = "never")]
     color: String,
 }
 
 /// Renders a run-time error: at its source line when it has one.
-fn render_error(file: &SourceFile, e: &RunError, color: bool) -> String {
+pub(crate) fn render_error(file: &SourceFile, e: &RunError, color: bool) -> String {
     let d: Diagnostic = e.to_diagnostic();
     if d.span.is_none() {
         let mut out = format!("relax-run: error: {}\n", d.message);
@@ -150,6 +154,12 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     if cli.engine == "jit" {
         return run_jit(&cli, &file, module, color, &syms, io);
     }
+    if matches!(cli.engine.as_str(), "vulkan" | "cuda") {
+        let mut exec = |m: &relax_ir::Module,
+                        native: Option<&dyn relax_runtime::native::NativeKernels>,
+                        io: &mut Io<'_>| { execute(&cli, &file, m, native, color, &syms, io) };
+        return crate::gpu::run_gpu(&cli.engine, !cli.no_default_pipeline, &file, module, color, io, &mut exec);
+    }
     execute(&cli, &file, &module, None, color, &syms, io)
 }
 
@@ -164,7 +174,7 @@ fn run_jit(
     io: &mut Io<'_>,
 ) -> i32 {
     if !cli.no_default_pipeline
-        && let Err(d) = crate::pipeline::run_default_pipeline(&mut module)
+        && let Err(d) = crate::pipeline::run_default_pipeline(&mut module, crate::pipeline::vector_bits(None))
     {
         crate::translate::report(io, "relax-run", file, &d, color);
         return 1;
@@ -215,34 +225,39 @@ fn execute(
         };
         return check_exec(&exec_file, module, native, color, io);
     }
+    let options = relax_runtime::Options { kernels: !cli.no_kernels, ..Default::default() };
+    if cli.gen_args.generate {
+        return crate::generate::generate(&cli.gen_args, file, module, native, options, color, io);
+    }
     let Some(g) = module.lookup(&cli.entry) else {
         return fail(io, format!("the module has no function `{}`", cli.entry));
     };
     if module.relax(g).is_none() {
         return fail(io, format!("`{}` is not a Relax function", cli.entry));
     }
-    let mut given = Vec::new();
-    for p in &cli.inputs {
-        match npy::read_file(p) {
-            Ok(t) => given.push(Some(Value::Tensor(t))),
-            Err(e) => return fail(io, e),
-        }
-    }
+    let given = match crate::generate::named_inputs(module, g, cli.gen_args.weights_dir.as_deref(), &cli.inputs) {
+        Ok(v) => v,
+        Err(e) => return fail(io, e),
+    };
     let args = match inputs::make_inputs(module, g, &given, syms, cli.seed) {
         Ok(a) => a,
         Err(e) => return fail(io, e),
     };
-    let options = relax_runtime::Options { kernels: !cli.no_kernels, ..Default::default() };
     let mut interp = Interpreter::with_options(module, options);
     interp.native = native;
     let mut times = Vec::new();
+    let mut kernel_times = Vec::new();
     let mut result = None;
     for _ in 0..cli.repeat.max(1) {
         // Kernels may write their inputs in place: every run gets fresh copies.
         let run_args: Vec<Value> = args.iter().map(fresh).collect();
+        // Held until the clock stops, so that freeing the copies is not timed either.
+        let held = run_args.clone();
         let start = std::time::Instant::now();
         let r = interp.call_global(g, run_args, relax_ir::Span::NONE);
         times.push(start.elapsed());
+        drop(held);
+        kernel_times.push(native.map_or(0.0, |n| n.take_kernel_seconds()));
         match r {
             Ok(v) => result = Some(v),
             Err(e) => {
@@ -262,6 +277,11 @@ fn execute(
         let median = times[times.len() / 2];
         let _ =
             writeln!(io.stderr, "relax-run: median time of {} runs: {:.3} ms", times.len(), median.as_secs_f64() * 1e3);
+        if native.is_some() {
+            kernel_times.sort_by(f64::total_cmp);
+            let k = kernel_times[kernel_times.len() / 2];
+            let _ = writeln!(io.stderr, "relax-run: median time in compiled kernels: {:.3} ms", k * 1e3);
+        }
     }
     if cli.print || (cli.output.is_none() && cli.output_dir.is_none()) {
         let _ = writeln!(io.stdout, "{}", print::value_text(&result));

@@ -128,13 +128,20 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         report(io, "relax-translate", &file, &d, color);
         return 1;
     }
-    match cli.emit.as_str() {
-        "ptx" => return fail(io, format!("`--emit=ptx` (for `{}`) is not implemented yet", cli.ptx_arch)),
-        "spirv" => return fail(io, "this build of relax-translate has no SPIR-V backend"),
-        _ => {}
+    if matches!(cli.emit.as_str(), "ptx" | "spirv") {
+        // The GPU back ends (`gpu.rs`).
+        let req = crate::gpu::GpuTranslate {
+            emit: &cli.emit,
+            ptx_arch: &cli.ptx_arch,
+            default_pipeline: !cli.no_default_pipeline,
+            verbose: cli.verbose,
+            output: cli.output.as_deref(),
+            color,
+        };
+        return crate::gpu::translate_gpu(&req, &file, module, io);
     }
     if !cli.no_default_pipeline {
-        match crate::pipeline::run_default_pipeline(&mut module) {
+        match crate::pipeline::run_default_pipeline(&mut module, crate::pipeline::vector_bits(cli.mcpu.as_deref())) {
             Ok(passes) => {
                 if cli.verbose {
                     let _ = if passes.is_empty() {

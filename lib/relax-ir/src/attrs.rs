@@ -4,6 +4,7 @@
 //! op attributes print in the op's declared order (see [`crate::op`]).
 
 use crate::dtype::DataType;
+use crate::entities::Buffer;
 
 /// One attribute value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -31,6 +32,9 @@ pub enum AttrValue {
     /// A value the IR does not model, kept as the canonical text TVM printed:
     /// `T.index_map(lambda i, j: (j, i))` (`R.layout_transform`), `R.prim_value(T.float32(0.0))`.
     Text(String),
+    /// A buffer of the enclosing PrimFunc, printed by its name: only in block annotations,
+    /// as TOPI's `{"layout_free_placeholders": [B]}`.
+    Buffer(Buffer),
 }
 
 /// An `f64` kept as its bits so that values can be hashed and compared exactly.
@@ -137,5 +141,25 @@ impl AttrValue {
     /// The integers of a list of integers.
     pub fn as_int_list(&self) -> Option<Vec<i64>> {
         self.as_list()?.iter().map(AttrValue::as_int).collect()
+    }
+    /// Calls `f` on every buffer the value names (nested lists and dicts included).
+    pub fn for_each_buffer(&self, f: &mut impl FnMut(Buffer)) {
+        match self {
+            AttrValue::Buffer(b) => f(*b),
+            AttrValue::List(items) => items.iter().for_each(|v| v.for_each_buffer(f)),
+            AttrValue::Dict(kv) => kv.iter().for_each(|(_, v)| v.for_each_buffer(f)),
+            AttrValue::Target(inner) => inner.for_each_buffer(f),
+            _ => {}
+        }
+    }
+    /// The value with every buffer replaced by `f(buffer)`.
+    pub fn map_buffers(&self, f: &mut impl FnMut(Buffer) -> Buffer) -> AttrValue {
+        match self {
+            AttrValue::Buffer(b) => AttrValue::Buffer(f(*b)),
+            AttrValue::List(items) => AttrValue::List(items.iter().map(|v| v.map_buffers(f)).collect()),
+            AttrValue::Dict(kv) => AttrValue::Dict(kv.iter().map(|(k, v)| (k.clone(), v.map_buffers(f))).collect()),
+            AttrValue::Target(inner) => AttrValue::Target(Box::new(inner.map_buffers(f))),
+            v => v.clone(),
+        }
     }
 }

@@ -38,6 +38,10 @@ pub enum TokenKind {
     Close,
     /// `:`
     Colon,
+    /// `,`
+    Comma,
+    /// `=`
+    Assign,
     /// Anything else.
     Other,
 }
@@ -149,6 +153,8 @@ fn tokens(text: &str) -> Vec<Token> {
                 Tok::LParen | Tok::LBracket | Tok::LBrace => TokenKind::Open,
                 Tok::RParen | Tok::RBracket | Tok::RBrace => TokenKind::Close,
                 Tok::Colon => TokenKind::Colon,
+                Tok::Comma => TokenKind::Comma,
+                Tok::Assign => TokenKind::Assign,
                 _ => TokenKind::Other,
             };
             Token { start: s as usize, end: e as usize, kind }

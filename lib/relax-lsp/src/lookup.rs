@@ -181,6 +181,10 @@ fn resolve_site(site: &Site<'_>) -> Option<Target> {
         return resolve_relax(site, g, f);
     }
     let p = m.prim_func(g)?;
+    if is_attribute(site) {
+        // `T.exp`, `T.axis.spatial`: a name of the dialect, never a buffer or variable.
+        return None;
+    }
     if !w.in_string {
         let buffers = p.buffers.iter().filter(|(_, d)| d.name == w.name).map(|(b, _)| (b, *p.spans.buffers.get(b)));
         if let Some(b) = nearest(buffers, w) {
@@ -189,6 +193,21 @@ fn resolve_site(site: &Site<'_>) -> Option<Target> {
     }
     let vars = p.pool.vars.iter().filter(|(_, d)| d.name == w.name).map(|(v, _)| (v, *p.spans.vars.get(v)));
     nearest(vars, w).map(|v| Target::SymVar(g, v))
+}
+
+/// True for a word right after a dot (`add` in `R.add`, `f` in `cls.f`).
+fn is_attribute(site: &Site<'_>) -> bool {
+    let i = site.word.token;
+    !site.word.in_string && i >= 1 && site.analysis.tokens[i - 1].kind == TokenKind::Dot
+}
+
+/// True for the name of a keyword argument (`axis` in `R.sum(x, axis=1)`).
+fn is_keyword(site: &Site<'_>) -> bool {
+    let (toks, i) = (&site.analysis.tokens, site.word.token);
+    !site.word.in_string
+        && i >= 1
+        && matches!(toks[i - 1].kind, TokenKind::Open | TokenKind::Comma)
+        && toks.get(i + 1).is_some_and(|t| t.kind == TokenKind::Assign)
 }
 
 /// True for `f` in `cls.f` or `Module.f`.
@@ -228,7 +247,10 @@ fn resolve_relax(site: &Site<'_>, g: Global, f: &RelaxFunction) -> Option<Target
             _ => {}
         }
     }
-    if let Some((v, _)) = f.pool.vars.iter().find(|(_, d)| d.name == w.name) {
+    // An op or attribute name (`R.take`) or a keyword (`axis=`) is no variable, even when
+    // a variable has the same name; it stands for the call around it.
+    let named = !is_attribute(site) && !is_keyword(site);
+    if named && let Some((v, _)) = f.pool.vars.iter().find(|(_, d)| d.name == w.name) {
         return Some(Target::SymVar(g, v));
     }
     if w.in_string {
@@ -236,7 +258,7 @@ fn resolve_relax(site: &Site<'_>, g: Global, f: &RelaxFunction) -> Option<Target
     }
     // A variable named outside any expression (`R.output(z)`): the nearest definition.
     let vars = f.vars.iter().filter(|(_, d)| d.name == w.name).map(|(v, _)| (v, *f.spans.vars.get(v)));
-    if let Some(v) = nearest(vars, w) {
+    if named && let Some(v) = nearest(vars, w) {
         return Some(Target::RelaxVar(g, v));
     }
     let e = inner?;

@@ -30,7 +30,7 @@ fn exercise(text: &str, positions: usize) {
     let a = Analysis::new(text);
     let _ = relax_lsp::symbols::document_symbols(&a);
     let _ = relax_lsp::format::format(&a);
-    let step = (a.tokens.len() / positions.max(1)).max(1);
+    let step = a.tokens.len().checked_div(positions).unwrap_or(0).max(1);
     for t in a.tokens.iter().step_by(step) {
         for off in [t.start, (t.start + t.end) / 2, t.end] {
             let _ = relax_lsp::hover::hover(&a, off);
@@ -48,6 +48,24 @@ fn every_request_on_every_sample() {
         let text = std::fs::read_to_string(&p).unwrap();
         exercise(&text, 20);
     }
+}
+
+/// Text printed by TVM (`test/Corpus/tvm-*`), which the lookups were not written against:
+/// every eighth file of each release, requests at 20 tokens of each.
+#[test]
+fn every_request_on_tvm_printed_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test/Corpus");
+    let mut n = 0;
+    for release in ["tvm-0.25", "tvm-0.27"] {
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(root.join(release)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for p in files.iter().filter(|p| p.extension().is_some_and(|e| e == "rlx")).step_by(8) {
+            exercise(&std::fs::read_to_string(p).unwrap(), 20);
+            n += 1;
+        }
+    }
+    assert!(n > 40, "{n}");
 }
 
 #[test]

@@ -12,12 +12,19 @@
 //! * [`npy`]: `.npy` files; [`inputs`]: seeded random inputs; [`print`]: the text form
 //!   of values; [`exec_check`]: `# EXEC:` comments; [`error`]: run-time errors.
 //! * [`native`]: the interface through which compiled kernels replace the TIR
-//!   interpreter; `jit` (feature `llvm`): PrimFuncs compiled by LLVM (`docs/codegen.md`).
+//!   interpreter; `jit` (feature `llvm`): PrimFuncs compiled by LLVM (`docs/codegen.md`);
+//!   `vulkan` (feature `vulkan`): SPIR-V kernels on a Vulkan device; `cuda` (feature
+//!   `cuda`): PTX kernels on an NVIDIA GPU through the driver API (`docs/gpu.md`).
 
 pub mod builtins;
 pub mod check;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod error;
 pub mod exec_check;
+#[cfg(any(feature = "vulkan", feature = "cuda"))]
+mod gpu_host;
+pub mod hugepage;
 pub mod inputs;
 #[cfg(feature = "llvm")]
 pub mod jit;
@@ -30,6 +37,8 @@ pub mod relax;
 pub mod scalar;
 pub mod tir;
 pub mod value;
+#[cfg(feature = "vulkan")]
+pub mod vulkan;
 
 pub use error::{RunError, RunResult};
 pub use relax::{Interpreter, Options};

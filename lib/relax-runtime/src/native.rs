@@ -17,4 +17,10 @@ pub trait NativeKernels {
     /// interpreter does), returning the value of `T.ret` if any; `None` when there is no
     /// compiled code for `g`.
     fn call(&self, m: &Module, g: Global, args: &[Value]) -> Option<RunResult<Option<Scalar>>>;
+
+    /// Seconds spent inside compiled code since the last call of this method (for
+    /// `relax-run --repeat`); 0 when not measured.
+    fn take_kernel_seconds(&self) -> f64 {
+        0.0
+    }
 }

@@ -62,7 +62,7 @@ impl Tensor {
     /// A zero-filled tensor in a storage of its own.
     pub fn zeros(shape: &[i64], dtype: DataType) -> Tensor {
         let n = numel(shape) * dtype.bytes() as usize;
-        Tensor { data: Rc::new(RefCell::new(vec![0; n])), offset: 0, shape: shape.to_vec(), dtype }
+        Tensor { data: Rc::new(RefCell::new(crate::hugepage::zeroed(n))), offset: 0, shape: shape.to_vec(), dtype }
     }
     /// A tensor from scalars in row-major order (each cast to `dtype`).
     pub fn from_scalars(shape: &[i64], dtype: DataType, values: impl IntoIterator<Item = Scalar>) -> Tensor {

@@ -17,6 +17,8 @@
 //! | `plan-memory` | module | storage reuse for explicit allocations (`docs/memory.md`) |
 //! | `lower-alloc-tensor` | relax.function | a storage of its own for every unplanned allocation |
 //! | `kill-after-last-use` | relax.function | kills after last uses |
+//! | `schedule-cpu` | tir.prim_func | default CPU schedules: parallel, vectorized, tiled (`docs/codegen.md`) |
+//! | `schedule-gpu` | tir.prim_func | stages bound to `blockIdx.x` / `threadIdx.x` (`docs/gpu.md`) |
 //!
 //! [`analysis`] holds analyses shared by passes: [`OpPatternKind`], the pattern kind of a
 //! PrimFunc ([`analyze_prim_func`]) and of a high-level op ([`op_pattern`]).
@@ -37,6 +39,8 @@ pub mod normalize;
 pub mod plan_memory;
 pub mod remove_purity_checking;
 pub mod rewrite_dataflow_reshape;
+pub mod schedule_cpu;
+pub mod schedule_gpu;
 pub mod to_non_dataflow;
 pub mod walk;
 
@@ -60,6 +64,8 @@ pub fn register_all(r: &mut PassRegistry) -> Result<(), DuplicateName> {
     r.register(plan_memory::INFO)?;
     r.register(lower_alloc_tensor::INFO)?;
     r.register(kill_after_last_use::INFO)?;
+    r.register(schedule_cpu::INFO)?;
+    r.register(schedule_gpu::INFO)?;
     r.register_pipeline(fuse_ops::ZERO_PIPELINE)?;
     Ok(())
 }

@@ -1,113 +1,101 @@
 //! The `relax-lsp` binary speaks LSP over stdio: Content-Length framed JSON-RPC. A whole
 //! session: initialize, a diagnostic on open, cleared by a fix, hover, definition,
-//! formatting, shutdown and exit with status 0.
+//! formatting, position edge cases, shutdown and exit with status 0.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+mod support;
 
 use serde_json::{Value, json};
-
-/// The client end of the pipes.
-struct Pipes {
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Pipes {
-    fn send(&mut self, msg: &Value) {
-        let body = msg.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn recv(&mut self) -> Value {
-        let mut len = None;
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                len = Some(v.parse::<usize>().unwrap());
-            }
-        }
-        let mut body = vec![0; len.expect("a Content-Length header")];
-        std::io::Read::read_exact(&mut self.stdout, &mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    /// Sends a request and returns its result (the server sends nothing else meanwhile).
-    fn request(&mut self, id: u32, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let r = self.recv();
-        assert_eq!(r["id"], id, "{r}");
-        assert!(r.get("error").is_none(), "{r}");
-        r["result"].clone()
-    }
-}
+use support::Server;
 
 const URI: &str = "file:///t.rlx";
 
-fn at(line: u32, character: u32) -> Value {
-    json!({"textDocument": {"uri": URI}, "position": {"line": line, "character": character}})
-}
-
 #[test]
 fn a_session_over_stdio() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_relax-lsp"))
-        .arg("--stdio")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut p = Pipes { stdin: child.stdin.take().unwrap(), stdout: BufReader::new(child.stdout.take().unwrap()) };
-
-    let init = p.request(1, "initialize", json!({"processId": null, "rootUri": null, "capabilities": {}}));
-    assert_eq!(init["serverInfo"]["name"], "relax-lsp");
-    assert_eq!(init["capabilities"]["hoverProvider"], true);
-    p.notify("initialized", json!({}));
+    let mut s = Server::start();
+    assert_eq!(s.init["serverInfo"]["name"], "relax-lsp");
+    assert_eq!(s.init["capabilities"]["hoverProvider"], true);
+    assert_eq!(s.init["capabilities"]["positionEncoding"], "utf-16");
 
     let text = "@R.function\ndef f(x: R.Tensor((4,), dtype=\"float32\")):\n    y = R.foo(x)\n    return y\n";
-    let doc = json!({"uri": URI, "languageId": "relax", "version": 1, "text": text});
-    p.notify("textDocument/didOpen", json!({ "textDocument": doc }));
-    let diags = p.recv();
-    assert_eq!(diags["method"], "textDocument/publishDiagnostics");
-    assert_eq!(diags["params"]["diagnostics"][0]["message"], "unknown op `R.foo`");
-    assert_eq!(diags["params"]["diagnostics"][0]["range"]["start"], json!({"line": 2, "character": 8}));
+    let diags = s.open(URI, text);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["message"], "unknown op `R.foo`");
+    assert_eq!(diags[0]["range"]["start"], json!({"line": 2, "character": 8}));
 
     let fixed = text.replace("R.foo(x)", "R.exp(x)");
-    let change = json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]});
-    p.notify("textDocument/didChange", change);
-    assert_eq!(p.recv()["params"]["diagnostics"], json!([]));
+    assert_eq!(s.change(URI, 2, &fixed), Vec::<Value>::new());
 
-    let hover = p.request(2, "textDocument/hover", at(3, 11));
-    assert!(hover["contents"]["value"].as_str().unwrap().contains("y: R.Tensor((4,), dtype=\"float32\")"), "{hover}");
-    let call = p.request(3, "textDocument/hover", at(2, 11));
-    assert!(call["contents"]["value"].as_str().unwrap().contains("R.exp(x) -> R.Tensor((4,)"), "{call}");
-    let def = p.request(4, "textDocument/definition", at(3, 11));
-    assert_eq!(def["range"]["start"], json!({"line": 2, "character": 4}));
-    let options = json!({"tabSize": 4, "insertSpaces": true});
-    let edits = p.request(5, "textDocument/formatting", json!({"textDocument": {"uri": URI}, "options": options}));
+    let hover = s.hover(URI, (3, 11)).unwrap();
+    assert!(hover.contains("y: R.Tensor((4,), dtype=\"float32\")"), "{hover}");
+    let call = s.hover(URI, (2, 11)).unwrap();
+    assert!(call.contains("R.exp(x) -> R.Tensor((4,)"), "{call}");
+    assert_eq!(s.definition(URI, (3, 11)), Some((2, 4, 2, 5)));
+    let edits = s.format(URI).unwrap();
     let new_text = edits[0]["newText"].as_str().unwrap();
     assert!(new_text.starts_with("# from tvm.script import relax as R\n\n@R.function\n"), "{new_text}");
 
-    assert_eq!(p.request(6, "shutdown", Value::Null), Value::Null);
-    p.notify("exit", Value::Null);
-    drop(p);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status}");
+    assert!(s.shutdown().success());
+}
+
+#[test]
+fn position_edge_cases() {
+    let mut s = Server::start();
+    // Line 3 is `    return y` (12 characters); line 4 is empty, the last line.
+    let text = "@R.function\ndef f(x: R.Tensor((4,), dtype=\"float32\")):\n    y = R.exp(x)\n    return y\n";
+    assert!(s.open(URI, text).is_empty());
+    // The end of a line, right after a word: the word.
+    assert!(s.hover(URI, (3, 12)).unwrap().contains("y: R.Tensor((4,)"));
+    assert_eq!(s.definition(URI, (3, 12)), Some((2, 4, 2, 5)));
+    // Past the end of the line: clamped to its end.
+    assert!(s.hover(URI, (3, 500)).unwrap().contains("y: R.Tensor((4,)"));
+    assert_eq!(s.definition(URI, (3, u32::MAX)), Some((2, 4, 2, 5)));
+    // The empty last line, and lines past the end of the file: nothing, and no error.
+    for pos in [(4, 0), (4, 7), (5, 0), (1000, 3), (u32::MAX, u32::MAX)] {
+        assert_eq!(s.hover(URI, pos), None, "{pos:?}");
+        assert_eq!(s.definition(URI, pos), None, "{pos:?}");
+    }
+    // The start of the file, on the decorator's `@`: no word.
+    assert_eq!(s.hover(URI, (0, 0)), None);
+    // Negative or missing positions are invalid parameters, not a crash.
+    let bad = json!({"textDocument": {"uri": URI}, "position": {"line": -1, "character": 0}});
+    assert_eq!(s.request("textDocument/hover", bad).unwrap_err()["code"], -32602);
+    // An empty document: no diagnostics, no symbols, nothing under the cursor.
+    let empty = "file:///empty.rlx";
+    assert!(s.open(empty, "").is_empty());
+    assert_eq!(s.hover(empty, (0, 0)), None);
+    assert_eq!(s.call("textDocument/documentSymbol", json!({"textDocument": {"uri": empty}})), json!([]));
+    // Columns are UTF-16 code units: `𝄞` (4 bytes) counts 2, `é` (2 bytes) counts 1.
+    let wide = "file:///wide.rlx";
+    let t = "@R.function\ndef f(x: R.Tensor((4,), dtype=\"float32\")):\n    y = R.call_pure_packed(\"é𝄞\", x, sinfo_args=(R.Object,))\n    return y\n";
+    assert!(s.open(wide, t).is_empty());
+    let x_col = "    y = R.call_pure_packed(\"é𝄞\", ".encode_utf16().count() as u32;
+    assert_eq!(x_col, 34, "33 characters, 36 bytes");
+    assert!(s.hover(wide, (2, x_col)).unwrap().contains("x: R.Tensor((4,)"));
+    assert_eq!(s.definition(wide, (2, x_col)), Some((1, 6, 1, 7)));
+    // A diagnostic after them: an undefined variable in a module.
+    let m = format!("@I.ir_module\nclass M:\n{}", t.lines().map(|l| format!("    {l}\n")).collect::<String>());
+    let d = s.change(wide, 2, &m.replace(", x, ", ", z, "));
+    assert_eq!(d[0]["message"], "undefined variable `z`");
+    let z = x_col as u64 + 4;
+    assert_eq!(support::range(&d[0]["range"]), (4, z, 4, z + 1));
+    // A CRLF document: columns ignore the `\r`.
+    let crlf = "file:///crlf.rlx";
+    assert!(s.open(crlf, &text.replace('\n', "\r\n")).is_empty());
+    assert!(s.hover(crlf, (3, 400)).unwrap().contains("y: R.Tensor((4,)"));
+    assert!(s.shutdown().success());
+}
+
+#[test]
+fn exit_without_shutdown_is_status_1() {
+    let mut s = Server::start();
+    s.notify("exit", Value::Null);
+    let status = s.shutdown_abruptly();
+    assert_eq!(status.code(), Some(1));
 }
 
 #[test]
 fn version_flag() {
-    let out = Command::new(env!("CARGO_BIN_EXE_relax-lsp")).arg("--version").output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relax-lsp")).arg("--version").output().unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("relax-lsp "));
 }

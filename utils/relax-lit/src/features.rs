@@ -2,6 +2,8 @@
 //!
 //! * `llvm`, `spirv`: the relax tools were built with that backend.
 //! * `spirv-val`, `ptxas`: that validator is on `PATH`.
+//! * `cuda`: the CUDA engine can run (an NVIDIA driver and a device;
+//!   `relax_driver::cuda_device`).
 //!
 //! [`Features::detect`] is the one place that decides them for the Rust runner;
 //! `test/lit.cfg.py` decides them for real lit (from `RELAX_FEATURES` and `PATH`).
@@ -19,19 +21,25 @@ pub struct Features {
     pub spirv_val: bool,
     /// `ptxas` is on `PATH`.
     pub ptxas: bool,
+    /// The CUDA driver and a device are present.
+    pub cuda: bool,
 }
 
 impl Features {
     /// Every feature name a test may mention.
-    pub const NAMES: [&'static str; 4] = ["llvm", "spirv", "spirv-val", "ptxas"];
+    pub const NAMES: [&'static str; 5] = ["llvm", "spirv", "spirv-val", "ptxas", "cuda"];
 
-    /// The features of this build and machine.
-    ///
-    /// `relax-driver` does not yet report which backends it was built with, so `llvm` and
-    /// `spirv` count as absent; once it exposes them (for instance a
-    /// `relax_driver::features()`), this is where to read them.
+    /// The features of this build and machine: the backends `relax_driver::features()`
+    /// reports, and the validators on `PATH`.
     pub fn detect() -> Self {
-        Self { llvm: false, spirv: false, spirv_val: on_path("spirv-val"), ptxas: on_path("ptxas") }
+        let built = relax_driver::features();
+        Self {
+            llvm: built.contains(&"llvm"),
+            spirv: built.contains(&"spirv"),
+            spirv_val: on_path("spirv-val"),
+            ptxas: on_path("ptxas"),
+            cuda: built.contains(&"llvm") && relax_driver::cuda_device().is_ok(),
+        }
     }
 
     /// Whether feature `name` is available; `None` when no such feature exists.
@@ -41,6 +49,7 @@ impl Features {
             "spirv" => Some(self.spirv),
             "spirv-val" => Some(self.spirv_val),
             "ptxas" => Some(self.ptxas),
+            "cuda" => Some(self.cuda),
             _ => None,
         }
     }

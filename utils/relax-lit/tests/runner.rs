@@ -61,7 +61,7 @@ fn passing_and_failing_checks() {
 fn features_decide_support() {
     let dir = scratch("features");
     let mut cfg = config(&dir);
-    cfg.features = relax_lit::Features { llvm: false, spirv: true, spirv_val: false, ptxas: false };
+    cfg.features = relax_lit::Features { llvm: false, spirv: true, spirv_val: false, ptxas: false, cuda: false };
     let r = run_text(&dir, "a.rlx", "# REQUIRES: llvm\n# RUN: false\n", &cfg);
     assert!(matches!(r.status, Status::Unsupported(_)), "{r:?}");
     let r = run_text(&dir, "b.rlx", "# UNSUPPORTED: spirv\n# RUN: false\n", &cfg);
@@ -70,8 +70,8 @@ fn features_decide_support() {
     assert!(matches!(r.status, Status::Passed), "{r:?}");
     let r = run_text(&dir, "d.rlx", "# REQUIRES: lvm\n# RUN: true\n", &cfg);
     assert!(failure(&r).reason.contains("unknown feature `lvm`"));
-    let r = run_text(&dir, "e.rlx", "# RUN: %if cuda %{ true %}\n", &cfg);
-    assert!(failure(&r).reason.contains("unknown feature `cuda`"));
+    let r = run_text(&dir, "e.rlx", "# RUN: %if rocm %{ true %}\n", &cfg);
+    assert!(failure(&r).reason.contains("unknown feature `rocm`"));
 }
 
 #[test]

@@ -444,6 +444,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
 
     /// Returns error `message` from the function when `cond` holds.
     pub(super) fn fail_if(&mut self, cond: IntValue<'ctx>, message: String) -> R<()> {
+        if self.sh.device.is_some() {
+            return self.device_fail_if(cond);
+        }
         let code = self.sh.error_code(message);
         let fail = self.sh.cx.append_basic_block(self.func, "fail");
         let ok = self.sh.cx.append_basic_block(self.func, "ok");

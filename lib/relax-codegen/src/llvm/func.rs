@@ -19,7 +19,7 @@ use crate::abi::{KernelAbi, SlotKind, kernel_abi};
 use crate::error::CodegenError;
 
 /// True when the PrimFunc promises that its buffers do not overlap.
-fn noalias(f: &PrimFunc) -> bool {
+pub(super) fn noalias(f: &PrimFunc) -> bool {
     ["tirx.noalias", "tir.noalias"].iter().any(|k| match f.attrs.get(k) {
         Some(AttrValue::Bool(b)) => *b,
         Some(v) => v.as_int().is_some_and(|i| i != 0),
@@ -46,6 +46,7 @@ pub(super) fn lower_prim_func<'ctx>(
         noalias: noalias(f),
         target,
         at: Cell::new(f.spans.func),
+        device: None,
     };
     let ptr_t = cx.ptr_type(AddressSpace::default());
     let i32t = cx.i32_type();

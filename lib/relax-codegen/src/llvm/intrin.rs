@@ -55,6 +55,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
 
     /// A unary float function on a `float` or `double`, without rounding.
     pub(super) fn float_fn1(&self, name: &str, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        if let Some(r) = self.device_math(name, &[x]) {
+            return r;
+        }
         let ty = x.get_type();
         let f64 = ty == self.sh.cx.f64_type();
         let bt = ty.as_basic_type_enum();
@@ -147,6 +150,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         a: FloatValue<'ctx>,
         b: FloatValue<'ctx>,
     ) -> R<FloatValue<'ctx>> {
+        if let Some(r) = self.device_math(name, &[a, b]) {
+            return self.round_to(r?, t);
+        }
         let ty = a.get_type();
         let bt = ty.as_basic_type_enum();
         let f64 = ty == self.sh.cx.f64_type();

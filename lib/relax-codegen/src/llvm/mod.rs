@@ -13,7 +13,10 @@
 //! the interpreter calls, so the two engines give the same bits.
 //!
 //! The calling convention is [`crate::abi`].
+//!
+//! GPU kernels (`crate::nvptx`) reuse this lowering through the hooks of [`device`].
 
+mod device;
 mod expr;
 mod ffi;
 mod func;
@@ -36,6 +39,7 @@ use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Tar
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use relax_ir::{Buffer, DataType, Global, Module, PrimFunc, Span, SymVar};
 
+pub(crate) use self::device::{Device, DeviceCx, lower_kernel};
 use crate::abi::KernelAbi;
 use crate::error::CodegenError;
 
@@ -90,6 +94,23 @@ impl Options {
                 self.features.clone().unwrap_or_else(|| TargetMachine::get_host_cpu_features().to_string()),
             ),
         }
+    }
+}
+
+/// The width in bits of the widest vector registers of the target CPU, from its
+/// feature string: 512 with AVX-512, 256 with AVX, 128 otherwise (SSE, NEON); 256 for
+/// a named CPU without features. `schedule-cpu` sizes its tiles by it.
+pub fn vector_bits(opts: &Options) -> u32 {
+    let (_, features) = opts.cpu_and_features();
+    let has = |f: &str| features.split(',').any(|x| x == format!("+{f}"));
+    if features.is_empty() {
+        256
+    } else if has("avx512f") {
+        512
+    } else if has("avx") {
+        256
+    } else {
+        128
     }
 }
 
@@ -258,6 +279,8 @@ struct Shared<'a, 'ctx> {
     target: (&'a str, &'a str),
     /// The statement being lowered, for error spans.
     at: Cell<Span>,
+    /// The GPU target when lowering a kernel ([`device`]); `None` for the CPU.
+    device: Option<&'a dyn device::Device>,
 }
 
 impl Shared<'_, '_> {

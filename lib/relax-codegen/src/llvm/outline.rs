@@ -263,7 +263,9 @@ impl<'s, 'a, 'ctx> Fx<'s, 'a, 'ctx> {
                     params.push(ptr_t.into());
                     slot_vals.push(info.ptr.into());
                     slot_dts.push(DataType::HANDLE);
-                    for s in &info.strides {
+                    // Constant strides stay constants in the body (a unit stride is what
+                    // lets LLVM see consecutive accesses); the others are parameters.
+                    for s in info.strides.iter().filter(|s| !s.is_const()) {
                         params.push(i64t.into());
                         slot_vals.push((*s).into());
                         slot_dts.push(DataType::INT64);
@@ -305,8 +307,15 @@ impl<'s, 'a, 'ctx> Fx<'s, 'a, 'ctx> {
                     Capture::Buf(b, info) => {
                         let ptr = p(at).into_pointer_value();
                         at += 1;
-                        let strides: Vec<_> = (0..info.strides.len()).map(|j| p(at + j).into_int_value()).collect();
-                        at += info.strides.len();
+                        let mut strides = Vec::with_capacity(info.strides.len());
+                        for s in &info.strides {
+                            if s.is_const() {
+                                strides.push(*s);
+                            } else {
+                                strides.push(p(at).into_int_value());
+                                at += 1;
+                            }
+                        }
                         inner.bufs.insert(*b, BufInfo { ptr, strides, dtype: info.dtype, distinct: info.distinct });
                     }
                 }

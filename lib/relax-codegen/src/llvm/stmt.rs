@@ -21,6 +21,10 @@ use super::{BufInfo, Fx, R, ffi};
 
 /// The largest constant trip count of a `T.unroll` loop that is unrolled in place.
 pub(super) const MAX_UNROLL: i64 = 64;
+/// The largest constant trip count of a `T.vectorized` loop that is unrolled in place,
+/// for the SLP vectorizer to pack (register tiles); longer ones are left to the loop
+/// vectorizer.
+pub(super) const MAX_VECTOR_UNROLL: i64 = 64;
 /// The largest allocation that lives on the stack.
 const MAX_STACK: u64 = 64 * 1024;
 
@@ -51,10 +55,11 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                 if kind == ForKind::Parallel && !self.in_parallel && step.is_none() {
                     return self.parallel_loop(var, min, extent, body);
                 }
-                if kind == ForKind::Unrolled && step.is_none() {
+                if matches!(kind, ForKind::Unrolled | ForKind::Vectorized) && step.is_none() {
+                    let limit = if kind == ForKind::Unrolled { MAX_UNROLL } else { MAX_VECTOR_UNROLL };
                     let (lo, n) = (f.pool.as_int(min), f.pool.as_int(extent));
                     if let (Some(lo), Some(n)) = (lo, n)
-                        && (0..=MAX_UNROLL).contains(&n)
+                        && (0..=limit).contains(&n)
                     {
                         let dt = f.pool.vars[var].dtype;
                         for k in 0..n {
@@ -361,6 +366,10 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                 self.b.position_at_end(here);
                 self.b.build_memset(slot, 64, cx.i8_type().const_zero(), cx.i64_type().const_int(bytes, false))?;
                 (slot, None)
+            }
+            _ if self.sh.device.is_some() => {
+                let msg = format!("buffer `{}` is too large for a thread's memory on the GPU", bd.name);
+                return Err(self.err(&msg));
             }
             _ => {
                 let mut n = self.i64c(elem as i64);

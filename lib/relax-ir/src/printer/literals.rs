@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 
 use crate::attrs::AttrValue;
 use crate::dtype::{DataType, TypeCode};
+use crate::entities::Buffer;
 use crate::module::{ConstData, ConstPayload};
 
 /// The number spelling of a finite double (no quotes, no wrapper).
@@ -132,10 +133,23 @@ pub fn write_attr(out: &mut String, v: &AttrValue, ctx: AttrCtx) {
     // Iterative over nesting depth would be overkill: attribute values are shallow; cap it
     // above what the reader accepts (its nesting limit is 200), so that text always prints
     // back whole.
-    write_attr_depth(out, v, ctx, 0);
+    write_attr_depth(out, v, ctx, 0, &mut unnamed_buffer);
 }
 
-fn write_attr_depth(out: &mut String, v: &AttrValue, ctx: AttrCtx, depth: u32) {
+/// Like [`write_attr`], printing the buffers a value names with `buffer` (the TIR
+/// printer passes its namer: `{"layout_free_placeholders": [T_reshape_1]}`).
+pub fn write_attr_with(out: &mut String, v: &AttrValue, ctx: AttrCtx, buffer: &mut dyn FnMut(&mut String, Buffer)) {
+    write_attr_depth(out, v, ctx, 0, buffer);
+}
+
+/// A buffer printed without a PrimFunc to name it (outside block annotations).
+fn unnamed_buffer(out: &mut String, b: Buffer) {
+    let _ = write!(out, "<{b:?}>");
+}
+
+type BufferNames<'a> = &'a mut dyn FnMut(&mut String, Buffer);
+
+fn write_attr_depth(out: &mut String, v: &AttrValue, ctx: AttrCtx, depth: u32, names: BufferNames<'_>) {
     if depth > 256 {
         out.push_str("...");
         return;
@@ -159,21 +173,22 @@ fn write_attr_depth(out: &mut String, v: &AttrValue, ctx: AttrCtx, depth: u32) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_attr_depth(out, it, ctx, depth + 1);
+                write_attr_depth(out, it, ctx, depth + 1, names);
             }
             out.push(']');
         }
         AttrValue::Dict(entries) => {
             let mut sorted: Vec<&(String, AttrValue)> = entries.iter().collect();
             sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            write_dict(out, sorted.into_iter().map(|(k, v)| (k.as_str(), v)), ctx, depth);
+            write_dict_with(out, sorted.into_iter().map(|(k, v)| (k.as_str(), v)), ctx, depth, names);
         }
         AttrValue::Target(inner) => {
             out.push_str("T.target(");
-            write_attr_depth(out, inner, ctx, depth + 1);
+            write_attr_depth(out, inner, ctx, depth + 1, names);
             out.push(')');
         }
         AttrValue::Text(t) => out.push_str(t),
+        AttrValue::Buffer(b) => names(out, *b),
     }
 }
 
@@ -184,6 +199,16 @@ pub fn write_dict<'v>(
     ctx: AttrCtx,
     depth: u32,
 ) {
+    write_dict_with(out, entries, ctx, depth, &mut unnamed_buffer);
+}
+
+fn write_dict_with<'v>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'v str, &'v AttrValue)>,
+    ctx: AttrCtx,
+    depth: u32,
+    names: BufferNames<'_>,
+) {
     out.push('{');
     for (i, (k, v)) in entries.enumerate() {
         if i > 0 {
@@ -191,7 +216,7 @@ pub fn write_dict<'v>(
         }
         write_quoted(out, k);
         out.push_str(": ");
-        write_attr_depth(out, v, ctx, depth + 1);
+        write_attr_depth(out, v, ctx, depth + 1, names);
     }
     out.push('}');
 }

@@ -25,7 +25,7 @@
 //! * `unroll=True`/`unroll=False` only on `T.serial` (TVM 0.25 prints the sugar on every
 //!   loop kind, but its parser accepts it only there).
 
-use super::literals::{AttrCtx, quote, write_attr, write_dict};
+use super::literals::{AttrCtx, quote, write_attr_with, write_dict};
 use super::out::Line;
 use super::prim_expr::{Mode, Names, PREC_ADD, Side, vars_of, write_prim_in, write_sum};
 use super::span_map::SpanKey;
@@ -424,7 +424,8 @@ impl TirPrinter<'_, '_> {
         self.line(format!("T.writes({writes})"));
         if !b.annotations.is_empty() {
             let mut s = String::from("T.sblock_attr(");
-            write_attr(&mut s, &AttrValue::Dict(b.annotations.0.clone()), AttrCtx::Tir);
+            let ann = AttrValue::Dict(b.annotations.0.clone());
+            write_attr_with(&mut s, &ann, AttrCtx::Tir, &mut |out, buf| self.buffer(out, buf));
             s.push(')');
             self.line(s);
         }

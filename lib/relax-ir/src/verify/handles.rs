@@ -270,6 +270,9 @@ pub(super) fn check_prim(g: Global, fname: &str, f: &PrimFunc, out: &mut Vec<Ver
                     region(r, &mut prims, &mut bufs);
                 }
                 bufs.extend(b.alloc_buffers.iter().copied());
+                for (_, v) in b.annotations.iter() {
+                    v.for_each_buffer(&mut |x| bufs.push(x));
+                }
                 for mb in &b.match_buffers {
                     bufs.push(mb.buffer);
                     region(&mb.source, &mut prims, &mut bufs);

@@ -588,6 +588,14 @@ impl<'a> TirChecker<'a> {
         for r in &b.writes {
             self.use_region(r, s, "T.writes");
         }
+        // Buffers named by annotations (`layout_free_placeholders`) must be in scope.
+        let mut named = Vec::new();
+        for (_, v) in b.annotations.iter() {
+            v.for_each_buffer(&mut |x| named.push(x));
+        }
+        for x in named {
+            self.use_buffer(x, Entity::Stmt(s));
+        }
         work.push(Work::Stmt(b.body));
         if let Some(init) = b.init {
             work.push(Work::Stmt(init));

@@ -1,14 +1,21 @@
 //! Attribute values written in the text: `{"op_pattern": 0, "tirx.noalias": True}`,
 //! `axes=[-1]`, `T.target({...})`, `T.bool(True)`.
 
-use relax_ir::DataType;
 use relax_ir::attrs::{AttrValue, Attrs, FloatBits};
+use relax_ir::{Buffer, DataType};
 
 use super::{Diags, LResult};
 use crate::ast::{self, BinOp, ExprKind, UnaryOp};
 
 /// Lowers an attribute value.
 pub(crate) fn lower_attr_value(d: &mut Diags, e: &ast::Expr) -> LResult<AttrValue> {
+    lower_value(d, e, &mut |_| None)
+}
+
+/// Resolves a bare name to a buffer of the enclosing PrimFunc (block annotations).
+pub(crate) type BufferNames<'a> = &'a mut dyn FnMut(&str) -> Option<Buffer>;
+
+fn lower_value(d: &mut Diags, e: &ast::Expr, buffers: BufferNames<'_>) -> LResult<AttrValue> {
     Ok(match &e.kind {
         ExprKind::None => AttrValue::None,
         ExprKind::Bool(b) => AttrValue::Bool(*b),
@@ -22,9 +29,10 @@ pub(crate) fn lower_attr_value(d: &mut Diags, e: &ast::Expr) -> LResult<AttrValu
         }
         ExprKind::Str(s) => AttrValue::Str(s.clone()),
         ExprKind::List(items) | ExprKind::Tuple { elts: items, .. } => {
-            AttrValue::List(items.iter().map(|i| lower_attr_value(d, i)).collect::<LResult<_>>()?)
+            AttrValue::List(items.iter().map(|i| lower_value(d, i, buffers)).collect::<LResult<_>>()?)
         }
-        ExprKind::Dict(pairs) => AttrValue::Dict(lower_dict(d, pairs)?),
+        ExprKind::Dict(pairs) => AttrValue::Dict(lower_dict(d, pairs, buffers)?),
+        ExprKind::Name(n) if let Some(b) = buffers(n) => AttrValue::Buffer(b),
         ExprKind::Call(call) => {
             let name = call.func.dotted_name().unwrap_or_default();
             match name.as_str() {
@@ -78,14 +86,18 @@ fn typed_literal(d: &mut Diags, dt: DataType, arg: &ast::Expr) -> LResult<AttrVa
     Ok(AttrValue::PrimFloat(dt, FloatBits::new(f)))
 }
 
-fn lower_dict(d: &mut Diags, pairs: &[(ast::Expr, ast::Expr)]) -> LResult<Vec<(String, AttrValue)>> {
+fn lower_dict(
+    d: &mut Diags,
+    pairs: &[(ast::Expr, ast::Expr)],
+    buffers: BufferNames<'_>,
+) -> LResult<Vec<(String, AttrValue)>> {
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
         let key = match &k.kind {
             ExprKind::Str(s) => s.clone(),
             _ => return Err(d.error(k.span, format!("expected a string key, found {}", k.describe()))),
         };
-        out.push((key, lower_attr_value(d, v)?));
+        out.push((key, lower_value(d, v, buffers)?));
     }
     Ok(out)
 }
@@ -93,8 +105,14 @@ fn lower_dict(d: &mut Diags, pairs: &[(ast::Expr, ast::Expr)]) -> LResult<Vec<(S
 /// Lowers a `{...}` dict of function attributes (`R.func_attr`, `T.func_attr`,
 /// `I.module_attrs`).
 pub(crate) fn lower_attr_dict(d: &mut Diags, e: &ast::Expr) -> LResult<Attrs> {
+    lower_attr_dict_in(d, e, &mut |_| None)
+}
+
+/// Lowers a dict of block annotations, where a bare name is a buffer of the PrimFunc
+/// (`T.sblock_attr({"layout_free_placeholders": [B]})`).
+pub(crate) fn lower_attr_dict_in(d: &mut Diags, e: &ast::Expr, buffers: BufferNames<'_>) -> LResult<Attrs> {
     match &e.kind {
-        ExprKind::Dict(pairs) => Ok(Attrs(lower_dict(d, pairs)?)),
+        ExprKind::Dict(pairs) => Ok(Attrs(lower_dict(d, pairs, buffers)?)),
         _ => Err(d.error(e.span, format!("expected a dict of attributes, found {}", e.describe()))),
     }
 }

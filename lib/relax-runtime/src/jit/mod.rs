@@ -60,6 +60,8 @@ pub struct JitKernels {
     pub failed: Vec<(Global, CodegenError)>,
     /// Seconds spent compiling (lowering, optimizing, machine code).
     pub compile_seconds: f64,
+    /// Seconds spent in machine code since [`NativeKernels::take_kernel_seconds`].
+    kernel_seconds: std::cell::Cell<f64>,
 }
 
 /// Compiles every PrimFunc of `m` and calls `run` with the kernels; the machine code
@@ -93,7 +95,12 @@ pub fn compile<T>(m: &Module, opts: &Options, run: impl FnOnce(&JitKernels) -> T
             None => failed.push((k.global, CodegenError::new(format!("the JIT has no code for `{}`", k.name)))),
         }
     }
-    let jk = JitKernels { kernels, failed, compile_seconds: start.elapsed().as_secs_f64() };
+    let jk = JitKernels {
+        kernels,
+        failed,
+        compile_seconds: start.elapsed().as_secs_f64(),
+        kernel_seconds: std::cell::Cell::new(0.0),
+    };
     let r = run(&jk);
     drop(jk);
     drop(jit);
@@ -154,9 +161,11 @@ impl JitKernels {
                 _ => 0,
             };
         }
+        let t = std::time::Instant::now();
         // SAFETY: the slots follow the kernel's ABI; tensors were checked against its
         // buffers by `bind_call`.
         let code = unsafe { f(slots.as_mut_ptr()) };
+        self.kernel_seconds.set(self.kernel_seconds.get() + t.elapsed().as_secs_f64());
         if code != 0 {
             let e = k.errors.get(code as usize - 1);
             return Err(match e {
@@ -180,6 +189,10 @@ impl NativeKernels for JitKernels {
     fn call(&self, m: &Module, g: Global, args: &[Value]) -> Option<RunResult<Option<Scalar>>> {
         let (f, k) = self.kernels.get(&g)?;
         Some(self.run(m, g, *f, k, args))
+    }
+
+    fn take_kernel_seconds(&self) -> f64 {
+        self.kernel_seconds.replace(0.0)
     }
 }
 

@@ -14,7 +14,10 @@
 //!    fuse, and `// c` and `% c` act on a single split when `c` divides its extent. All
 //!    comparisons are proofs of the symbolic analyzer, so symbolic shapes work
 //!    (`lv[v // 256 % n, v % 256]` for a `(n, 256)` source).
-//! 2. Otherwise the analyzer must prove the two flattened indices equal.
+//! 2. Otherwise the analyzer must prove the two flattened indices equal, after `x % d`
+//!    and `x // d` by a symbolic `d` with `0 <= x < d` provable (`x` a block variable of
+//!    domain `[0, d)`) became `x` and 0, which TVM's `IterMapSimplify` does: scheduled
+//!    reshapes over fused loops read `src[(... + v0) % n, ...]`.
 
 use std::collections::HashMap;
 
@@ -96,14 +99,69 @@ fn block_is_reshape(f: &PrimFunc, b: &BlockNode, src: Buffer, dst: Buffer) -> bo
             return true;
         }
     }
-    // Check 2: the flattened indices are provably equal.
+    // Check 2: the flattened indices are provably equal, once divisions and modulos by
+    // a symbolic block extent that their operand provably stays below are removed
+    // (TVM's scheduled reshapes read `src[(... + v0) % n, ...]` with `v0` in `[0, n)`).
+    let ranges: Vec<(SymVar, PrimExpr)> = b
+        .iter_vars
+        .iter()
+        .filter(|iv| an.prove_equal(&pool, iv.dom.min, zero))
+        .map(|iv| (iv.var, iv.dom.extent))
+        .collect();
+    let ld: Vec<PrimExpr> = ld_idx.iter().map(|&i| drop_symbolic_wrap(&mut pool, &an, &ranges, i)).collect();
+    let st: Vec<PrimExpr> = st_idx.iter().map(|&i| drop_symbolic_wrap(&mut pool, &an, &ranges, i)).collect();
     let (Some(a), Some(c)) = (
-        flatten(&mut pool, &f.buffers[src].shape.clone(), ld_idx),
-        flatten(&mut pool, &f.buffers[dst].shape.clone(), st_idx),
+        flatten(&mut pool, &f.buffers[src].shape.clone(), &ld),
+        flatten(&mut pool, &f.buffers[dst].shape.clone(), &st),
     ) else {
         return false;
     };
     an.prove_equal(&pool, a, c)
+}
+
+/// `e` simplified, with `x % d` replaced by `x` and `x // d` by 0 where `d` is not a
+/// constant and `0 <= x < d` is provable: `x` simplifies to a block variable whose
+/// domain is `[0, d)` (`ranges`), or its constant bounds lie in `[0, lower bound of d)`.
+/// The analyzer knows only constant ranges, so it cannot do this itself.
+fn drop_symbolic_wrap(pool: &mut Pool, an: &Analyzer, ranges: &[(SymVar, PrimExpr)], e: PrimExpr) -> PrimExpr {
+    let rebuilt = match pool.prim(e).clone() {
+        PrimExprData::Bin(op, a, d) => {
+            let a = drop_symbolic_wrap(pool, an, ranges, a);
+            let d = drop_symbolic_wrap(pool, an, ranges, d);
+            let wraps = matches!(op, BinOp::FloorMod | BinOp::Mod | BinOp::FloorDiv | BinOp::Div);
+            if wraps && pool.as_int(d).is_none() && below(pool, an, ranges, a, d) {
+                return match op {
+                    BinOp::FloorMod | BinOp::Mod => a,
+                    _ => {
+                        let dtype = pool.dtype(a);
+                        pool.raw(PrimExprData::Int(dtype, 0))
+                    }
+                };
+            }
+            match pool.binary(op, a, d) {
+                Ok(x) => x,
+                Err(_) => return e,
+            }
+        }
+        PrimExprData::Cast(dtype, a) => {
+            let a = drop_symbolic_wrap(pool, an, ranges, a);
+            pool.raw(PrimExprData::Cast(dtype, a))
+        }
+        _ => e,
+    };
+    an.simplify(pool, rebuilt)
+}
+
+/// True when `0 <= x < d` is provable (see [`drop_symbolic_wrap`]).
+fn below(pool: &mut Pool, an: &Analyzer, ranges: &[(SymVar, PrimExpr)], x: PrimExpr, d: PrimExpr) -> bool {
+    let x = an.simplify(pool, x);
+    if let Some(v) = pool.as_var(x)
+        && ranges.iter().any(|&(r, ext)| r == v && an.prove_equal(pool, ext, d))
+    {
+        return true;
+    }
+    let (bx, bd) = (an.bound(pool, x), an.bound(pool, d));
+    matches!((bx.lo, bx.hi, bd.lo), (Some(lo), Some(hi), Some(dlo)) if lo >= 0 && hi < dlo)
 }
 
 /// `((i0 * d1 + i1) * d2 + i2) ...`, built with the folding constructors.
@@ -368,5 +426,35 @@ mod tests {
         );
         assert!(prim(&text, "reshape"));
         assert!(!prim(&text, "transpose"));
+    }
+
+    /// TVM's `test_reshape_dynamic_shape` (test_transform_rewrite_dataflow_reshape.py): a
+    /// scheduled reshape over fused, thread-bound loops, whose source index wraps the
+    /// outermost block variable in `% n`. The wrong variant reads `% 32` of a 16-wide
+    /// dim shifted by one, which is not a reshape.
+    #[test]
+    fn scheduled_symbolic_reshape_is_a_reshape() {
+        let kernel = |wrap: &str| {
+            format!(
+                "{HEADER}    @T.prim_func(private=True, s_tir=True)
+    def reshape(var_A: T.handle, var_T_reshape: T.handle):
+        T.func_attr({{\"tirx.is_scheduled\": True, \"tirx.noalias\": True}})
+        n = T.int32()
+        A = T.match_buffer(var_A, (n, 16, 128), \"float16\")
+        T_reshape = T.match_buffer(var_T_reshape, (1, n, 16, 128), \"float16\")
+        for ax0_ax1_ax2_fused_0 in T.thread_binding(n * 2, thread=\"blockIdx.x\"):
+            for ax0_ax1_ax2_fused_1 in T.thread_binding(1024, thread=\"threadIdx.x\"):
+                with T.sblock(\"T_reshape\"):
+                    v0 = T.axis.spatial(n, (ax0_ax1_ax2_fused_0 * 1024 + ax0_ax1_ax2_fused_1) // 2048)
+                    v1 = T.axis.spatial(16, (ax0_ax1_ax2_fused_0 * 1024 + ax0_ax1_ax2_fused_1) % 2048 // 128)
+                    v2 = T.axis.spatial(128, (ax0_ax1_ax2_fused_0 * 1024 + ax0_ax1_ax2_fused_1) % 128)
+                    T.reads(A[{wrap}, v2 % 128])
+                    T.writes(T_reshape[0, v0, v1, v2])
+                    T_reshape[0, v0, v1, v2] = A[{wrap}, v2 % 128]
+"
+            )
+        };
+        assert!(prim(&kernel("((v2 // 128 + v1) // 32 + v0) % n, (v2 // 128 + v1) % 32"), "reshape"));
+        assert!(!prim(&kernel("((v2 // 128 + v1 + 1) // 32 + v0) % n, (v2 // 128 + v1 + 1) % 32"), "reshape"));
     }
 }

@@ -17,8 +17,8 @@ use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{ConstData, ConstPayload, DataType, PrimExpr};
 
 use super::cx::Cx;
-use super::te::Axes;
 use super::te::simplify::simplify;
+use super::te::{Axes, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of a creation op (name without `relax.`).
@@ -202,13 +202,17 @@ pub fn const_arange(start: f64, end: f64, step: f64, dtype: DataType) -> Option<
 fn trilu(cx: &mut Cx, upper: bool, name: &str) -> Option<Lowered> {
     let x = cx.tensor(0)?;
     let k = cx.prim(1)?;
-    let te = &mut cx.te;
-    let k = if te.pool.dtype(k) == DataType::INT32 { k } else { te.pool.raw(PrimExprData::Cast(DataType::INT32, k)) };
-    let shape = te.shape(x);
-    if shape.len() < 2 {
+    if cx.te.ndim(x) < 2 {
         return None;
     }
-    let t = te.compute("trilu", shape, Axes::I, |te, idx| {
+    Lowered::one(name, trilu_te(&mut cx.te, x, k, upper))
+}
+
+/// `topi.trilu` of a tensor of rank 2 or more.
+pub fn trilu_te(te: &mut Te, x: Tensor, k: PrimExpr, upper: bool) -> Tensor {
+    let k = if te.pool.dtype(k) == DataType::INT32 { k } else { te.pool.raw(PrimExprData::Cast(DataType::INT32, k)) };
+    let shape = te.shape(x);
+    te.compute("trilu", shape, Axes::I, |te, idx| {
         let n = idx.len();
         let (row, col) = (idx[n - 2], idx[n - 1]);
         let ck = te.sub(col, k);
@@ -219,6 +223,5 @@ fn trilu(cx: &mut Cx, upper: bool, name: &str) -> Option<Lowered> {
         let dtype = te.dtype(x);
         let zero = te.const_i(dtype, 0);
         te.select(check, v, zero)
-    });
-    Lowered::one(name, t)
+    })
 }

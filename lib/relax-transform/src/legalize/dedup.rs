@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use relax_entity::EntityRef;
 use relax_ir::prim::PrimExprData;
 use relax_ir::tir::{AttrNode, PrimFunc, StmtData};
 use relax_ir::{Buffer, PrimExpr, Stmt, SymVar};
@@ -176,7 +177,18 @@ impl Writer<'_> {
                         }
                     }
                 }
-                let _ = write!(self.out, "{:?}", b.annotations);
+                // Buffers named by annotations print as their number here.
+                let mut named = Vec::new();
+                for (_, v) in b.annotations.iter() {
+                    v.for_each_buffer(&mut |x| named.push(x));
+                }
+                for x in named {
+                    self.buffer(x);
+                }
+                let bufs = &self.bufs;
+                let canon: Vec<(&str, relax_ir::AttrValue)> =
+                    b.annotations.iter().map(|(k, v)| (k, v.map_buffers(&mut |x| Buffer::new(bufs[&x])))).collect();
+                let _ = write!(self.out, "{canon:?}");
                 for &a in &b.alloc_buffers {
                     self.out.push_str("alloc");
                     self.buffer(a);

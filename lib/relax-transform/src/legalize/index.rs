@@ -8,6 +8,9 @@
 //!   `T_dynamic_strided_slice_with_axes`, whose dims are TOPI's `GetLength`
 //!   (canonicalized begin and end unless `assume_inbound`), simplified. The input index
 //!   is `i * stride + begin`.
+//! * `gather_nd(x, indices, batch_dims)` (`te_gather_nd`): the indices transposed to put
+//!   their last dim first (`T_transpose`), then `T_gather_nd` reading
+//!   `x[batch..., indices[0, i...], indices[1, i...], ..., rest...]` (C++ `gather_nd`).
 
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{DataType, PrimExpr};
@@ -22,6 +25,7 @@ pub fn lookup(name: &str) -> Option<Legalize> {
     Some(match name {
         "take" => take,
         "strided_slice" => strided_slice,
+        "gather_nd" => gather_nd,
         _ => return None,
     })
 }
@@ -237,4 +241,42 @@ fn strided_slice(cx: &mut Cx) -> Option<Lowered> {
         te.load(x, &real)
     });
     Lowered::one("strided_slice", t)
+}
+
+fn gather_nd(cx: &mut Cx) -> Option<Lowered> {
+    let data = cx.tensor(0)?;
+    let ind = cx.tensor(1)?;
+    let batch_dims = usize::try_from(cx.attr_int("batch_dims").unwrap_or(0)).ok()?;
+    let te = &mut cx.te;
+    let ni = te.ndim(ind);
+    if ni == 0 {
+        return None;
+    }
+    let mut axes = vec![ni - 1];
+    axes.extend(0..ni - 1);
+    let ind = super::manipulate::transpose(te, ind, &axes);
+    let (ds, is) = (te.shape(data), te.shape(ind));
+    let nd = ds.len();
+    let m = usize::try_from(te.pool.as_int(is[0])?).ok()?;
+    if m + batch_dims > nd {
+        return None;
+    }
+    let mut out_shape: Vec<PrimExpr> = is[1..].to_vec();
+    out_shape.extend_from_slice(&ds[m + batch_dims..]);
+    let int_indices = te.dtype(ind).is_int() || te.dtype(ind).is_uint();
+    let t = te.compute("T_gather_nd", out_shape, Axes::Ax, |te, out| {
+        let mut position = vec![i32c(te, 0)];
+        position.extend_from_slice(&out[..ni - 1]);
+        let mut real: Vec<PrimExpr> = out[..batch_dims].to_vec();
+        for i in 0..m {
+            position[0] = i32c(te, i as i64);
+            let v = te.load(ind, &position);
+            real.push(if int_indices { v } else { te.cast(DataType::INT32, v) });
+        }
+        if real.len() < nd {
+            real.extend_from_slice(&out[ni - 1..]);
+        }
+        te.load(data, &real)
+    });
+    Lowered::one("te_gather_nd", t)
 }

@@ -105,16 +105,20 @@ fn permute_dims(cx: &mut Cx) -> Option<Lowered> {
         Some(a) => a.iter().map(|&v| norm_axis(v, ndim)).collect::<Option<_>>()?,
         None => (0..ndim).rev().collect(),
     };
-    let shape = cx.te.shape(x);
+    Lowered::one("transpose", transpose(&mut cx.te, x, &axes))
+}
+
+/// `topi.transpose` with normalized axes.
+pub fn transpose(te: &mut Te, x: Tensor, axes: &[usize]) -> Tensor {
+    let shape = te.shape(x);
     let out: Vec<PrimExpr> = axes.iter().map(|&a| shape[a]).collect();
-    let t = cx.te.compute("T_transpose", out, Axes::Ax, |te, idx| {
+    te.compute("T_transpose", out, Axes::Ax, |te, idx| {
         let mut real = idx.to_vec();
         for (i, &a) in axes.iter().enumerate() {
             real[a] = idx[i];
         }
         te.load(x, &real)
-    });
-    Lowered::one("transpose", t)
+    })
 }
 
 fn expand_dims(cx: &mut Cx) -> Option<Lowered> {
@@ -426,6 +430,13 @@ fn pad(cx: &mut Cx) -> Option<Lowered> {
     }
     let before: Vec<i64> = widths.iter().step_by(2).copied().collect();
     let after: Vec<i64> = widths.iter().skip(1).step_by(2).copied().collect();
+    Lowered::one("pad", pad_te(te, x, &before, &after, value, "PadInput"))
+}
+
+/// `topi.nn.pad(x, before, after, value, name)` with a constant value.
+pub fn pad_te(te: &mut Te, x: Tensor, before: &[i64], after: &[i64], value: f64, name: &str) -> Tensor {
+    let shape = te.shape(x);
+    let n = shape.len();
     let out: Vec<PrimExpr> = (0..n)
         .map(|i| {
             let b = te.pool.int(relax_ir::DataType::INT32, before[i]);
@@ -436,7 +447,7 @@ fn pad(cx: &mut Cx) -> Option<Lowered> {
         })
         .collect();
     let dtype = te.dtype(x);
-    let t = te.compute("PadInput", out, Axes::I, |te, idx| {
+    te.compute(name, out, Axes::I, |te, idx| {
         let mut conds = Vec::new();
         let mut real = Vec::new();
         for i in 0..n {
@@ -460,8 +471,7 @@ fn pad(cx: &mut Cx) -> Option<Lowered> {
         }
         let pv = te.const_f(dtype, value);
         te.if_then_else(all, v, pv)
-    });
-    Lowered::one("pad", t)
+    })
 }
 
 /// `topi.one_hot`: `T_one_hot[...] = T.Select(indices[...] == i_axis, on, off)`.

@@ -12,7 +12,7 @@
 //! 2. the op's legalization describes the computation with the [`te`] builder, in the
 //!    words of TOPI's compute definitions (one file per family: [`elementwise`],
 //!    [`binary`], [`create`], [`manipulate`], [`index`], [`reduce`], [`nn`], [`linalg`],
-//!    [`search`]), with the arguments converted as `bb.call_te` converts them ([`cx`]);
+//!    [`search`], [`attention`], [`conv`], [`conv_transpose`], [`pool`], [`norm`]), with the arguments converted as `bb.call_te` converts them ([`cx`]);
 //! 3. the PrimFunc is added to the module, unless a structurally equal one is there
 //!    already ([`dedup`]); a new one is named after the legalization (`add`, `tir_exp`,
 //!    `matmul`), with a numeric suffix when the name is taken (`add1`, `add2`);
@@ -28,7 +28,10 @@
 //! device whose target the module knows calls a copy of the kernel with that target
 //! (`add_cuda`), after which the module goes through dead-code elimination.
 
+pub mod attention;
 pub mod binary;
+pub mod conv;
+pub mod conv_transpose;
 pub mod create;
 pub mod cx;
 pub mod dedup;
@@ -37,6 +40,8 @@ pub mod index;
 pub mod linalg;
 pub mod manipulate;
 pub mod nn;
+pub mod norm;
+pub mod pool;
 pub mod reduce;
 pub mod rewrite;
 pub mod search;
@@ -107,6 +112,11 @@ pub fn legalization(name: &str) -> Option<Legalize> {
         .or_else(|| nn::lookup(short))
         .or_else(|| linalg::lookup(short))
         .or_else(|| search::lookup(short))
+        .or_else(|| attention::lookup(short))
+        .or_else(|| conv::lookup(short))
+        .or_else(|| conv_transpose::lookup(short))
+        .or_else(|| pool::lookup(short))
+        .or_else(|| norm::lookup(short))
 }
 
 /// True when a type's shape values are all known (TVM's `KnowAllShapeValues`).

@@ -237,9 +237,14 @@ fn axis_attrs(axis: usize) -> Attrs {
 
 fn softmax(cx: &mut Cx) -> Option<Lowered> {
     let x = cx.tensor(0)?;
-    let te = &mut cx.te;
+    let ndim = cx.te.ndim(x);
+    let axis = norm_axis(cx.call.attrs.get("axis").and_then(|v| v.as_int()).unwrap_or(-1), ndim)?;
+    Lowered::one("softmax", softmax_along(&mut cx.te, x, axis))
+}
+
+/// `topi.nn.softmax` along a normalized axis.
+pub fn softmax_along(te: &mut Te, x: Tensor, axis: usize) -> Tensor {
     let shape = te.shape(x);
-    let axis = norm_axis(cx.call.attrs.get("axis").and_then(|v| v.as_int()).unwrap_or(-1), shape.len())?;
     let reduced = remove(&shape, axis);
     let ext = shape[axis];
     let max_elem = te.compute_reduce("T_softmax_maxelem", reduced.clone(), Axes::I, |te, idx| {
@@ -258,12 +263,11 @@ fn softmax(cx: &mut Cx) -> Option<Lowered> {
         let s = te.load(exp, &insert(idx, axis, kv));
         Reduce { kind: CombinerKind::Sum, sources: vec![s], axes: vec![k] }
     })[0];
-    let t = te.compute_with_attrs("T_softmax_norm", shape, Axes::I, axis_attrs(axis), |te, idx| {
+    te.compute_with_attrs("T_softmax_norm", shape, Axes::I, axis_attrs(axis), |te, idx| {
         let a = te.load(exp, idx);
         let b = te.load(expsum, &remove(idx, axis));
         te.bin(BinOp::Div, a, b)
-    });
-    Lowered::one("softmax", t)
+    })
 }
 
 fn log_softmax(cx: &mut Cx) -> Option<Lowered> {

@@ -10,8 +10,10 @@
 //!   other than an allocation may alias every tensor its operands may alias; an `if`
 //!   may alias its branches' results;
 //! * a use is any mention of a variable (nested sequences included) other than a copy,
-//!   `match_cast`, tuple or tuple item, which only name the tensor again; a use in a
-//!   local function, or in the function's result, lasts forever.
+//!   `match_cast`, tuple, tuple item or view (`R.reshape`, `R.memory.view`,
+//!   `R.memory.ensure_zero_offset`, `vm.builtin.reshape`), which only name the tensor
+//!   again (a view that is never used reads nothing); a use in a local function, or in
+//!   the function's result, lasts forever.
 //!
 //! Two tensors carved from the same memory must not overlap: the earlier one's last use
 //! must come before the later one's allocation.
@@ -66,6 +68,10 @@ struct Checker {
 }
 
 const STORAGES: &[&str] = &["relax.memory.alloc_storage", "relax.vm.alloc_storage"];
+
+/// The ops whose result is a view of their first argument (also the packed
+/// `vm.builtin.reshape`).
+const VIEWS: &[&str] = &["relax.reshape", "relax.memory.view", "relax.memory.ensure_zero_offset"];
 
 /// Checks the planned function; `Err` names the first overlap found.
 pub fn check(f: &RelaxFunction) -> Result<(), String> {
@@ -194,8 +200,18 @@ impl Checker {
             // A copy or match_cast only names the tensor again (its uses are the uses).
             ExprData::Var(v) => (self.aliases_of(f, value), self.memories.get(v).cloned().unwrap_or_default()),
             ExprData::Call(call) => {
-                self.uses(f, value, at);
                 let name = crate::emit::callee_op_name(f, call).unwrap_or_default();
+                let view = VIEWS.contains(&name.as_str())
+                    || matches!(&f.exprs[call.callee], ExprData::ExternFunc(e) if e == "vm.builtin.reshape");
+                if view && let Some(&first) = call.args.first() {
+                    // A view names its input's memory again without reading it: its uses
+                    // are the uses (a dead view does not keep the memory alive).
+                    for &a in &call.args[1..] {
+                        self.uses(f, a, at);
+                    }
+                    return (self.aliases_of(f, first), HashSet::new());
+                }
+                self.uses(f, value, at);
                 if STORAGES.contains(&name.as_str()) {
                     self.next_memory += 1;
                     return (Al::none(), HashSet::from([self.next_memory]));

@@ -30,10 +30,12 @@
 use std::collections::HashMap;
 
 use relax_ir::tir::{BlockNode, BufferData};
-use relax_ir::{Attrs, BinOp, Buffer, DataType, ForKind, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
+use relax_ir::{
+    Attrs, BinOp, Buffer, DataType, ForKind, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar,
+};
 
 use super::inline::{mentions, replace_loads, single_store};
-use super::nest::{Loop, Nest, block, ceil_div, mul_add, wrap};
+use super::nest::{Loop, Nest, block, ceil_div, copy_stmt, mul_add, wrap};
 
 /// The recognized pieces of a matmul nest.
 struct Matmul {
@@ -64,16 +66,53 @@ fn recognize(f: &PrimFunc, s: Stmt) -> Option<Matmul> {
     let (c, idx, update) = single_store(f, b.body)?;
     let (c0, idx0, init) = single_store(f, b.init?)?;
     let spatial: Vec<SymVar> = b.iter_vars[..n - 1].iter().map(|iv| iv.var).collect();
-    let plain = |ix: &[PrimExpr]| ix.len() == spatial.len() && ix.iter().zip(&spatial).all(|(&e, &v)| f.pool.as_var(e) == Some(v));
+    let plain = |ix: &[PrimExpr]| {
+        ix.len() == spatial.len() && ix.iter().zip(&spatial).all(|(&e, &v)| f.pool.as_var(e) == Some(v))
+    };
     if c0 != c || !plain(&idx) || !plain(&idx0) {
         return None;
     }
-    Some(Matmul { k: b.iter_vars[n - 1].var, nest, c, spatial, init, update })
+    let k = b.iter_vars[n - 1].var;
+    if !is_matmul_class(f, update, c, spatial[ns_i(&spatial)], spatial[spatial.len() - 1], k) {
+        return None;
+    }
+    Some(Matmul { k, nest, c, spatial, init, update })
+}
+
+/// The index of the row variable `i` among the spatial variables.
+fn ns_i(spatial: &[SymVar]) -> usize {
+    spatial.len() - 2
+}
+
+/// True when the update reads like a matmul: some operand `B` has `j` as its last
+/// index (so a row of the tile is contiguous) and mentions `k`, and some operand `A`
+/// mentions `i` and `k` but not `j`. Row reductions (`sum(x[i, j, k])`) and
+/// `A @ B.T` fail, and go to the plain reduction schedule.
+fn is_matmul_class(f: &PrimFunc, update: PrimExpr, c: Buffer, i: SymVar, j: SymVar, k: SymVar) -> bool {
+    let mut loads = Vec::new();
+    collect_loads(&f.pool, update, &mut loads);
+    let uses = |ix: &[PrimExpr], v: SymVar| ix.iter().any(|&e| f.pool.free_vars(e).contains(&v));
+    let b_ok = loads
+        .iter()
+        .any(|(buf, ix)| *buf != c && ix.last().is_some_and(|&e| f.pool.as_var(e) == Some(j)) && uses(ix, k));
+    let a_ok = loads.iter().any(|(buf, ix)| *buf != c && uses(ix, i) && uses(ix, k) && !uses(ix, j));
+    b_ok && a_ok
+}
+
+/// Every load in `e`: its buffer and indices.
+fn collect_loads(pool: &Pool, e: PrimExpr, out: &mut Vec<(Buffer, Vec<PrimExpr>)>) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        if let PrimExprData::Load { buffer, indices, .. } = pool.prim(e) {
+            out.push((*buffer, indices.clone()));
+        }
+        pool.for_each_operand(e, |o| stack.push(o));
+    }
 }
 
 /// The epilogue nest at `s`: a spatial block that reads `c` only at its own iteration
 /// variables (in order, over `c`'s shape), with identity bindings.
-fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<(Nest, Buffer, Vec<PrimExpr>, PrimExpr, Vec<SymVar>)> {
+fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<Epilogue> {
     let nest = Nest::read(f, s)?;
     nest.identity_bindings(f)?;
     let b = block(f, nest.block);
@@ -101,7 +140,7 @@ fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<(Nest, Buffer, Vec<PrimE
     if loads.is_empty() || !loads.iter().all(at_own) {
         return None;
     }
-    Some((nest, out, idx, value, vars))
+    Some(Epilogue { out, idx, value, vars })
 }
 
 /// A new `int64` loop variable.
@@ -114,29 +153,52 @@ fn bin(p: &mut Pool, op: BinOp, a: PrimExpr, b: PrimExpr) -> PrimExpr {
     p.binary(op, a, b).unwrap_or_else(|_| p.raw(PrimExprData::Bin(op, a, b)))
 }
 
-/// Tries the matmul schedule on the statement at `at`; returns the new statement and
-/// whether it took in the next statement as its epilogue (whose intermediate buffer then
-/// goes away).
-pub fn schedule(f: &mut PrimFunc, stmts: &[Stmt], at: usize, allocs: &[Buffer], vector_bits: i64) -> Option<(Stmt, bool)> {
+/// The elementwise step after a matmul that reads its result: `out[idx] = value`
+/// over iteration variables `vars`.
+struct Epilogue {
+    out: Buffer,
+    idx: Vec<PrimExpr>,
+    value: PrimExpr,
+    vars: Vec<SymVar>,
+}
+
+/// What the tile nests of one matmul share.
+struct Plan {
+    ext: Vec<PrimExpr>,
+    ns: usize,
+    dt: DataType,
+    names: Vec<String>,
+    /// The epilogue computed from the accumulators.
+    epi: Option<Epilogue>,
+}
+
+/// Tries the matmul schedule on the statement at `at`; returns the new statement and,
+/// when it took in the next statement as its epilogue, the intermediate buffer that
+/// goes away.
+pub fn schedule(
+    f: &mut PrimFunc,
+    stmts: &[Stmt],
+    at: usize,
+    allocs: &[Buffer],
+    vector_bits: i64,
+) -> Option<(Stmt, Option<Buffer>)> {
     let mm = recognize(f, stmts[at])?;
     let ns = mm.spatial.len();
     let ext: Vec<PrimExpr> = mm.nest.loops.iter().map(|l| l.extent).collect();
-    let (ie, je, ke) = (ext[ns - 2], ext[ns - 1], ext[ns]);
+    let (ie, je) = (ext[ns - 2], ext[ns - 1]);
     let dt = f.buffer(mm.c).dtype;
     let lanes = (vector_bits / i64::from(dt.bits.max(8))).max(1);
     let nr = match f.pool.as_int(je) {
-        Some(j) => [4 * lanes, 2 * lanes, lanes].into_iter().find(|&c| j % c == 0).unwrap_or(if j < lanes { j } else { 4 * lanes }),
+        Some(j) => [4 * lanes, 2 * lanes, lanes].into_iter().find(|&c| j % c == 0).unwrap_or(if j < lanes {
+            j
+        } else {
+            4 * lanes
+        }),
         None => 4 * lanes,
     };
-    let mr = match f.pool.as_int(ie) {
-        Some(i) if i < 4 => i,
-        _ => 4,
-    };
-    if nr < 1 || mr < 1 {
+    if nr < 1 {
         return None;
     }
-    let clamp_i = f.pool.as_int(ie).is_none_or(|i| i % mr != 0);
-    let clamp_j = f.pool.as_int(je).is_none_or(|j| j % nr != 0);
     // The epilogue, when the intermediate `C` has one reader right after the matmul.
     let epi = match stmts.get(at + 1) {
         Some(&next)
@@ -148,21 +210,81 @@ pub fn schedule(f: &mut PrimFunc, stmts: &[Stmt], at: usize, allocs: &[Buffer], 
         _ => None,
     };
     let names: Vec<String> = mm.nest.loops.iter().map(|l| f.pool.vars[l.var].name.clone()).collect();
+    let plan = Plan { ext, ns, dt, names, epi };
+    // Row tiles of MR rows over the rows that fill them, then one-row tiles over the
+    // rest (none when MR divides a constant row count).
+    let mut rows = Vec::new();
+    match f.pool.as_int(ie) {
+        Some(i) if i <= MR => rows.push(Part { first: None, count: f.pool.i64(1), size: i.max(1), clamp: false }),
+        Some(i) if i % MR == 0 => rows.push(Part { first: None, count: f.pool.i64(i / MR), size: MR, clamp: false }),
+        _ => {
+            let mrc = f.pool.i64(MR);
+            let full = bin(&mut f.pool, BinOp::FloorDiv, ie, mrc);
+            let base = bin(&mut f.pool, BinOp::Mul, full, mrc);
+            let rest = bin(&mut f.pool, BinOp::Sub, ie, base);
+            rows.push(Part { first: None, count: full, size: MR, clamp: false });
+            rows.push(Part { first: Some(base), count: rest, size: 1, clamp: false });
+        }
+    }
+    // Column tiles of NR columns over the columns that fill them, then one tile of
+    // clamped columns over the rest (none when NR divides a constant column count).
+    let mut cols = Vec::new();
+    let nrc = f.pool.i64(nr);
+    match f.pool.as_int(je) {
+        Some(j) if j % nr == 0 => cols.push(Part { first: None, count: f.pool.i64(j / nr), size: nr, clamp: false }),
+        Some(j) => {
+            if j >= nr {
+                cols.push(Part { first: None, count: f.pool.i64(j / nr), size: nr, clamp: false });
+            }
+            let first = (j >= nr).then(|| f.pool.i64(j / nr * nr));
+            cols.push(Part { first, count: f.pool.i64(1), size: nr, clamp: true });
+        }
+        None => {
+            let full = bin(&mut f.pool, BinOp::FloorDiv, je, nrc);
+            let base = bin(&mut f.pool, BinOp::Mul, full, nrc);
+            let rest = bin(&mut f.pool, BinOp::Sub, je, base);
+            let count = ceil_div(f, rest, nr);
+            cols.push(Part { first: None, count: full, size: nr, clamp: false });
+            cols.push(Part { first: Some(base), count, size: nr, clamp: true });
+        }
+    }
+    let mut nests = Vec::new();
+    for r in &rows {
+        for c in &cols {
+            nests.push(tile_nest(f, &mm, &plan, r, c));
+        }
+    }
+    let s = if nests.len() == 1 { nests[0] } else { f.stmts.push(StmtData::Seq(nests)) };
+    Some((s, plan.epi.is_some().then_some(mm.c)))
+}
+
+/// Rows per register tile.
+const MR: i64 = 4;
+
+/// A range of rows or columns covered by tiles: `count` tiles of `size` from index
+/// `first` (0 when `None`); `clamp`: the tiles may run past the end, so they read
+/// clamped indices and write only the valid ones.
+struct Part {
+    first: Option<PrimExpr>,
+    count: PrimExpr,
+    size: i64,
+    clamp: bool,
+}
+
+/// The parallel nest of the tiles of row part `rp` by column part `cp`.
+fn tile_nest(f: &mut PrimFunc, mm: &Matmul, plan: &Plan, rp: &Part, cp: &Part) -> Stmt {
+    let (ext, ns, dt) = (&plan.ext, plan.ns, plan.dt);
+    let (je, ke) = (ext[ns - 1], ext[ns]);
+    let (mr, nr, nio, njo) = (rp.size, cp.size, rp.count, cp.count);
+    let names = &plan.names;
     let (iname, jname) = (names[ns - 2].clone(), names[ns - 1].clone());
-    let (t, tv) = var(f, format!("{iname}_{jname}_tile"));
+    let suffix = format!("{}{}", if rp.first.is_some() { "_tail" } else { "" }, if cp.clamp { "_edge" } else { "" });
+    let (t, tv) = var(f, format!("{iname}_{jname}_tile{suffix}"));
     let (k, kv) = var(f, names[ns].clone());
     let (ii, iiv) = var(f, format!("{iname}_i"));
     let (jj, jjv) = var(f, format!("{jname}_j"));
     let mrc = f.pool.i64(mr);
     let nrc = f.pool.i64(nr);
-    let nio = match f.pool.as_int(ie) {
-        Some(i) => f.pool.i64((i + mr - 1) / mr),
-        None => ceil_div(f, ie, mr),
-    };
-    let njo = match f.pool.as_int(je) {
-        Some(j) => f.pool.i64((j + nr - 1) / nr),
-        None => ceil_div(f, je, nr),
-    };
     // t = ((batch...) * NJO + jo) * NIO + io
     let io = bin(&mut f.pool, BinOp::FloorMod, tv, nio);
     let mut rest = bin(&mut f.pool, BinOp::FloorDiv, tv, nio);
@@ -179,18 +301,21 @@ pub fn schedule(f: &mut PrimFunc, stmts: &[Stmt], at: usize, allocs: &[Buffer], 
             rest = bin(&mut f.pool, BinOp::FloorDiv, rest, ext[d]);
         }
     }
-    let row = mul_add(f, io, mrc, iiv);
-    let col = mul_add(f, jo, nrc, jjv);
+    let mut row = mul_add(f, io, mrc, iiv);
+    if let Some(r0) = rp.first {
+        row = bin(&mut f.pool, BinOp::Add, r0, row);
+    }
+    let mut col = mul_add(f, jo, nrc, jjv);
+    if let Some(c0) = cp.first {
+        col = bin(&mut f.pool, BinOp::Add, c0, col);
+    }
     let one = f.pool.i64(1);
-    let clamp = |f: &mut PrimFunc, x: PrimExpr, e: PrimExpr, on: bool| {
-        if !on {
-            return x;
-        }
-        let last = bin(&mut f.pool, BinOp::Sub, e, one);
-        bin(&mut f.pool, BinOp::Min, x, last)
+    let col_c = if cp.clamp {
+        let last = bin(&mut f.pool, BinOp::Sub, je, one);
+        bin(&mut f.pool, BinOp::Min, col, last)
+    } else {
+        col
     };
-    let row_c = clamp(f, row, ie, clamp_i);
-    let col_c = clamp(f, col, je, clamp_j);
     // The accumulator tile.
     let cd = f.buffer(mm.c).clone();
     let data = f.pool.new_var(format!("{}_local", cd.name), DataType::HANDLE);
@@ -201,30 +326,56 @@ pub fn schedule(f: &mut PrimFunc, stmts: &[Stmt], at: usize, allocs: &[Buffer], 
     let acc = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: local, indices: vec![iiv, jjv] });
     let mut map: HashMap<SymVar, PrimExpr> = HashMap::new();
     for (d, &v) in mm.spatial.iter().enumerate() {
-        map.insert(v, if d < ns - 2 { batch[d] } else if d == ns - 2 { row_c } else { col_c });
+        map.insert(
+            v,
+            if d < ns - 2 {
+                batch[d]
+            } else if d == ns - 2 {
+                row
+            } else {
+                col_c
+            },
+        );
     }
     map.insert(mm.k, kv);
     let mut to_acc = |_: &mut Pool, _: &[PrimExpr]| acc;
     let init = relax_ir::arith::substitute(&mut f.pool, mm.init, &map);
     let update = relax_ir::arith::substitute(&mut f.pool, mm.update, &map);
     let update = replace_loads(&mut f.pool, update, mm.c, &mut to_acc);
-    let tile_loops = |kind_i: ForKind| {
+    let tile_loops = |ii: SymVar, jj: SymVar| {
         vec![
-            Loop { var: ii, extent: mrc, kind: kind_i },
+            Loop { var: ii, extent: mrc, kind: ForKind::Unrolled },
             Loop { var: jj, extent: nrc, kind: ForKind::Vectorized },
         ]
     };
+    // Each loop over the tile defines variables of its own.
+    let fresh = |f: &mut PrimFunc| {
+        let (a, av) = var(f, f.pool.vars[ii].name.clone());
+        let (b, bv) = var(f, f.pool.vars[jj].name.clone());
+        (a, b, HashMap::from([(ii, av), (jj, bv)]))
+    };
     let st_init = f.stmts.push(StmtData::Store { buffer: local, indices: vec![iiv, jjv], value: init });
-    let s_init = wrap(f, &tile_loops(ForKind::Unrolled), st_init);
+    let (ii0, jj0, m0) = fresh(f);
+    let st_init = copy_stmt(f, st_init, &m0);
+    let s_init = wrap(f, &tile_loops(ii0, jj0), st_init);
     let st_upd = f.stmts.push(StmtData::Store { buffer: local, indices: vec![iiv, jjv], value: update });
-    let s_upd = wrap(f, &tile_loops(ForKind::Unrolled), st_upd);
+    let s_upd = wrap(f, &tile_loops(ii, jj), st_upd);
     let s_k = wrap(f, &[Loop { var: k, extent: ke, kind: ForKind::Serial }], s_upd);
     // The write-back, through the epilogue when there is one.
-    let (out, out_idx, out_val) = match &epi {
-        Some((_, out, idx, value, vars)) => {
+    let (out, out_idx, out_val) = match &plan.epi {
+        Some(Epilogue { out, idx, value, vars }) => {
             let mut m2: HashMap<SymVar, PrimExpr> = HashMap::new();
             for (d, &v) in vars.iter().enumerate() {
-                m2.insert(v, if d < ns - 2 { batch[d] } else if d == ns - 2 { row } else { col });
+                m2.insert(
+                    v,
+                    if d < ns - 2 {
+                        batch[d]
+                    } else if d == ns - 2 {
+                        row
+                    } else {
+                        col
+                    },
+                );
             }
             let idx: Vec<PrimExpr> = idx.iter().map(|&e| relax_ir::arith::substitute(&mut f.pool, e, &m2)).collect();
             let v = relax_ir::arith::substitute(&mut f.pool, *value, &m2);
@@ -239,20 +390,17 @@ pub fn schedule(f: &mut PrimFunc, stmts: &[Stmt], at: usize, allocs: &[Buffer], 
         }
     };
     let mut wb = f.stmts.push(StmtData::Store { buffer: out, indices: out_idx, value: out_val });
-    if clamp_j {
+    if cp.clamp {
         let c = bin(&mut f.pool, BinOp::Lt, col, je);
         wb = f.stmts.push(StmtData::If { cond: c, then_branch: wb, else_branch: None });
     }
-    let mut wb = wrap(f, &[Loop { var: jj, extent: nrc, kind: ForKind::Vectorized }], wb);
-    if clamp_i {
-        let c = bin(&mut f.pool, BinOp::Lt, row, ie);
-        wb = f.stmts.push(StmtData::If { cond: c, then_branch: wb, else_branch: None });
-    }
-    let wb = wrap(f, &[Loop { var: ii, extent: mrc, kind: ForKind::Unrolled }], wb);
+    let (ii2, jj2, m2) = fresh(f);
+    let wb = copy_stmt(f, wb, &m2);
+    let wb = wrap(f, &tile_loops(ii2, jj2), wb);
     let body = f.stmts.push(StmtData::Seq(vec![s_init, s_k, wb]));
     let bname = block(f, mm.nest.block).name.clone();
     let tile = f.stmts.push(StmtData::Block(Box::new(BlockNode {
-        name: format!("{bname}_tile"),
+        name: format!("{bname}_tile{suffix}"),
         iter_vars: Vec::new(),
         predicate: None,
         reads: Vec::new(),
@@ -263,6 +411,5 @@ pub fn schedule(f: &mut PrimFunc, stmts: &[Stmt], at: usize, allocs: &[Buffer], 
         init: None,
         body,
     })));
-    let s = wrap(f, &[Loop { var: t, extent: total, kind: ForKind::Parallel }], tile);
-    Some((s, epi.is_some()))
+    wrap(f, &[Loop { var: t, extent: total, kind: ForKind::Parallel }], tile)
 }

@@ -57,9 +57,16 @@ impl Nest {
         let mut at = s;
         loop {
             match &f.stmts[at] {
-                StmtData::For { var, min, extent, kind: ForKind::Serial, thread: None, step: None, annotations, body }
-                    if f.pool.as_int(*min) == Some(0) && annotations.0.is_empty() =>
-                {
+                StmtData::For {
+                    var,
+                    min,
+                    extent,
+                    kind: ForKind::Serial,
+                    thread: None,
+                    step: None,
+                    annotations,
+                    body,
+                } if f.pool.as_int(*min) == Some(0) && annotations.0.is_empty() => {
                     loops.push(Loop { var: *var, extent: *extent, kind: ForKind::Serial });
                     at = *body;
                 }
@@ -109,7 +116,10 @@ impl Nest {
     fn add_predicate(&self, f: &mut PrimFunc, cond: PrimExpr) {
         let old = block(f, self.block).predicate;
         let p = match old {
-            Some(p) => f.pool.binary(BinOp::And, p, cond).unwrap_or_else(|_| f.pool.raw(PrimExprData::Bin(BinOp::And, p, cond))),
+            Some(p) => f
+                .pool
+                .binary(BinOp::And, p, cond)
+                .unwrap_or_else(|_| f.pool.raw(PrimExprData::Bin(BinOp::And, p, cond))),
             None => cond,
         };
         block_mut(f, self.block).predicate = Some(p);

@@ -1,10 +1,11 @@
 //! The default schedules of elementwise, injective and reduction nests.
 //!
-//! * **Spatial** nests (no reduction): the loops but the innermost are fused into one
-//!   parallel loop and the innermost is vectorized when its extent is a constant; a
-//!   single loop of constant extent is split into a parallel outer loop and a vectorized
-//!   inner loop.
-//! * **Reductions** whose spatial loops come first: the spatial loops are fused into one
+//! * **Spatial** nests (no reduction): when the innermost loop has a small constant
+//!   extent, the loops around it are fused into one parallel loop and it is vectorized;
+//!   otherwise all loops are fused into one, split into a parallel loop over chunks of
+//!   [`CHUNK`] vectorized iterations when its extent is a multiple of that, parallel
+//!   as a whole when not.
+//! * **Reductions**: the spatial loops move out of the reduction loops (`reorder`), are fused into one
 //!   parallel loop and `T.init` becomes a block of its own before the reduction loops
 //!   (`decompose_reduction`), so the accumulator is loaded once, kept in a register over
 //!   the reduction, and stored once. Reduction loops keep their order: the sum is
@@ -37,43 +38,58 @@ pub fn spatial(f: &mut PrimFunc, mut nest: Nest) -> Option<Stmt> {
     if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) || b.init.is_some() {
         return None;
     }
-    // Loops of one iteration do not matter.
     let n = nest.loops.len();
     if n == 0 {
         return Some(nest.build(f));
     }
     let inner_extent = f.pool.as_int(nest.loops[n - 1].extent);
-    if n == 1 {
-        match inner_extent {
-            Some(e) if e > CHUNK && e % CHUNK == 0 => {
-                nest.split(f, 0, CHUNK);
-                nest.set_kind(0, ForKind::Parallel);
-                nest.set_kind(1, ForKind::Vectorized);
-            }
-            Some(e) if e > 1 && e <= MAX_VECTOR_LOOP => nest.set_kind(0, ForKind::Vectorized),
-            _ => nest.set_kind(0, ForKind::Parallel),
-        }
-        return Some(nest.build(f));
-    }
-    let outer = nest.fuse_range(f, 0, n - 1);
-    nest.set_kind(outer, ForKind::Parallel);
     if let Some(e) = inner_extent
         && e > 1
         && e <= MAX_VECTOR_LOOP
+        && (n > 1 || e % CHUNK != 0 || e == CHUNK)
     {
-        nest.set_kind(outer + 1, ForKind::Vectorized);
+        // Outer loops fused and parallel, the innermost vectorized whole.
+        if n > 1 {
+            let outer = nest.fuse_range(f, 0, n - 1);
+            if f.pool.as_int(nest.loops[outer].extent) != Some(1) {
+                nest.set_kind(outer, ForKind::Parallel);
+            }
+        }
+        nest.set_kind(n.min(2) - 1, ForKind::Vectorized);
+        return Some(nest.build(f));
+    }
+    // Everything fused; a constant extent is split into parallel chunks of vectorized
+    // iterations.
+    let all = nest.fuse_range(f, 0, n);
+    match f.pool.as_int(nest.loops[all].extent) {
+        Some(e) if e > CHUNK && e % CHUNK == 0 => {
+            nest.split(f, all, CHUNK);
+            nest.set_kind(0, ForKind::Parallel);
+            nest.set_kind(1, ForKind::Vectorized);
+        }
+        Some(e) if e <= 1 => {}
+        _ => nest.set_kind(0, ForKind::Parallel),
     }
     Some(nest.build(f))
 }
 
-/// Schedules a reduction nest whose spatial loops all come before its reduction loops.
+/// Schedules a reduction nest: spatial loops first, then the reduction loops in order.
 pub fn reduction(f: &mut PrimFunc, mut nest: Nest) -> Option<Stmt> {
+    // A predicate may name reduction variables, which the separate init block lacks.
+    if block(f, nest.block).predicate.is_some() {
+        return None;
+    }
     let kinds = loop_kinds(f, &nest)?;
     if kinds.iter().any(|k| !matches!(k, IterKind::Spatial | IterKind::Reduce)) {
         return None;
     }
-    let first_reduce = kinds.iter().position(|&k| k == IterKind::Reduce)?;
-    if kinds[first_reduce..].iter().any(|&k| k != IterKind::Reduce) {
+    // Spatial loops move out of the reduction loops (`reorder`); each output still sums
+    // over the reduction loops in their order.
+    let mut order: Vec<usize> = (0..kinds.len()).filter(|&i| kinds[i] == IterKind::Spatial).collect();
+    order.extend((0..kinds.len()).filter(|&i| kinds[i] == IterKind::Reduce));
+    nest.reorder(&order);
+    let first_reduce = kinds.iter().filter(|&&k| k == IterKind::Spatial).count();
+    if first_reduce == kinds.len() {
         return None;
     }
     let mut at = first_reduce;

@@ -85,6 +85,16 @@ fn lower_seq_inner(fx: &mut FuncCx<'_, '_>, stmts: &[ast::Stmt], cxk: Context, e
             (StmtKind::Return(_), Context::Branch(_)) => {
                 Err(fx.d().error(stmt.span, "`return` inside `if` is not supported; assign the result instead"))
             }
+            (StmtKind::If { cond, then_body, else_body }, Context::Branch(which)) if last => {
+                // A nested `if` ends the branch: its variable, renamed `{name}_{which}`
+                // as TVM's parser names it, is the branch's value.
+                lower_if(fx, stmt, cond, then_body, else_body.as_deref()).map(|r| {
+                    let var = fx.define_var(&format!("{}_{which}", r.name), r.ty, stmt.span);
+                    fx.emit(var, r.value, BindingKind::Value);
+                    body = Some(fx.f.use_var(var));
+                    result = Some((r.name, r.annotation, stmt.span));
+                })
+            }
             (StmtKind::Assign { targets, annotation, value: v }, Context::Branch(which)) if last => {
                 branch_result(fx, stmt, targets, annotation.as_ref(), v, which).map(|(b, r)| {
                     body = Some(b);
@@ -416,6 +426,15 @@ fn dataflow(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, body: &[ast::Stmt]) -> LR
     if failed { Err(Reported) } else { Ok(()) }
 }
 
+/// A lowered `if` statement: the `If` expression, the variable name both branches
+/// assign, its annotation, and its type.
+struct LoweredIf {
+    value: Expr,
+    name: String,
+    annotation: Option<Ty>,
+    ty: Ty,
+}
+
 fn if_stmt(
     fx: &mut FuncCx<'_, '_>,
     stmt: &ast::Stmt,
@@ -423,6 +442,19 @@ fn if_stmt(
     then_body: &[ast::Stmt],
     else_body: Option<&[ast::Stmt]>,
 ) -> LResult<()> {
+    let r = lower_if(fx, stmt, cond, then_body, else_body)?;
+    let var = fx.define_var(&r.name, r.ty, stmt.span);
+    fx.emit(var, r.value, BindingKind::Value);
+    Ok(())
+}
+
+fn lower_if(
+    fx: &mut FuncCx<'_, '_>,
+    stmt: &ast::Stmt,
+    cond: &ast::Expr,
+    then_body: &[ast::Stmt],
+    else_body: Option<&[ast::Stmt]>,
+) -> LResult<LoweredIf> {
     let Some(else_body) = else_body else {
         return Err(fx.d().error(stmt.span, "`if` in a Relax function needs an `else` branch"));
     };
@@ -445,13 +477,12 @@ fn if_stmt(
     let a = super::ty_or_object(fx, then_seq.seq.body);
     let b = super::ty_or_object(fx, else_seq.seq.body);
     let joined = relax_ir::infer::lca(&mut fx.f.pool, a, b, &relax_ir::arith::Analyzer::new());
-    let ty = tann.or(*eann).unwrap_or(joined);
+    let annotation = tann.or(*eann);
+    let ty = annotation.unwrap_or(joined);
     let name = tn.clone();
-    let val =
+    let value =
         fx.add(ExprData::If { cond: c, then_branch: then_seq.seq, else_branch: else_seq.seq }, Some(joined), stmt.span);
-    let var = fx.define_var(&name, ty, stmt.span);
-    fx.emit(var, val, BindingKind::Value);
-    Ok(())
+    Ok(LoweredIf { value, name, annotation, ty })
 }
 
 fn local_function(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, def: &ast::FunctionDef) -> LResult<()> {

@@ -154,8 +154,25 @@ impl TirCx<'_, '_> {
                 let [arg] = call.args.as_slice() else {
                     return Err(self.err(e.span, format!("`{name}` takes one dict")));
                 };
+                // Bare names are buffers of the PrimFunc (`layout_free_placeholders`).
+                let mut names = Vec::new();
+                bare_names(arg, &mut names);
+                let mut buffers = std::collections::HashMap::new();
+                for (n, span) in names {
+                    match self.entry(n) {
+                        Some(Entry::Buffer(b)) => {
+                            buffers.insert(n.to_string(), b);
+                        }
+                        _ => {
+                            let msg =
+                                format!("`{n}` is not a buffer in scope (a name in block annotations is a buffer)");
+                            return Err(self.err(span, msg));
+                        }
+                    }
+                }
                 let attrs =
-                    super::super::attrs::lower_attr_dict(self.cx.diags, arg).inspect_err(|_| self.failed = true)?;
+                    super::super::attrs::lower_attr_dict_in(self.cx.diags, arg, &mut |n| buffers.get(n).copied())
+                        .inspect_err(|_| self.failed = true)?;
                 let block = self.blocks.last_mut().expect("checked");
                 if block.annotations.is_some() {
                     return Err(self.err(e.span, "block annotations are given twice"));
@@ -370,5 +387,15 @@ impl TirCx<'_, '_> {
             self.blocks.last_mut().expect("checked").iter_vars.push(IterVar { var, dom, kind, binding });
         }
         Ok(())
+    }
+}
+
+/// The bare names of an attribute value (inside lists, tuples and dict values).
+fn bare_names<'e>(e: &'e ast::Expr, out: &mut Vec<(&'e str, ast::Span)>) {
+    match &e.kind {
+        ExprKind::Name(n) => out.push((n, e.span)),
+        ExprKind::List(items) | ExprKind::Tuple { elts: items, .. } => items.iter().for_each(|i| bare_names(i, out)),
+        ExprKind::Dict(pairs) => pairs.iter().for_each(|(_, v)| bare_names(v, out)),
+        _ => {}
     }
 }

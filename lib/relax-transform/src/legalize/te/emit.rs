@@ -314,7 +314,7 @@ impl Te {
     /// The identity element of a combiner's `i`-th value.
     fn identity(&mut self, kind: CombinerKind, i: usize, dtype: DataType) -> PrimExpr {
         match (kind, i) {
-            (CombinerKind::Sum, _) => self.pool.make_const_int(dtype, 0),
+            (CombinerKind::Sum | CombinerKind::TupleSum, _) => self.pool.make_const_int(dtype, 0),
             (CombinerKind::Prod, _) => self.pool.make_const_int(dtype, 1),
             (CombinerKind::Max, _) | (CombinerKind::ArgMax, 1) => min_value(&mut self.pool, dtype),
             (CombinerKind::Min, _) | (CombinerKind::ArgMin, 1) => max_value(&mut self.pool, dtype),
@@ -331,6 +331,7 @@ impl Te {
             CombinerKind::Prod => vec![raw(self, BinOp::Mul, lhs[0], rhs[0])],
             CombinerKind::Max => vec![raw(self, BinOp::Max, lhs[0], rhs[0])],
             CombinerKind::Min => vec![raw(self, BinOp::Min, lhs[0], rhs[0])],
+            CombinerKind::TupleSum => lhs.iter().zip(rhs).map(|(&l, &r)| raw(self, BinOp::Add, l, r)).collect(),
             CombinerKind::ArgMax | CombinerKind::ArgMin => {
                 // TOPI's `_argmax_comp` / `_argmin_comp`, with lhs = (x0, x1) and
                 // rhs = (y0, y1): keep the first index among equal values.

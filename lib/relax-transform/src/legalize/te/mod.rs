@@ -94,6 +94,8 @@ pub enum CombinerKind {
     ArgMax,
     /// TOPI's `argmin` combiner over `(index, value)`.
     ArgMin,
+    /// `MakeTupleSumReducer`: two sums at once (`x` and `x * x` of the norms).
+    TupleSum,
 }
 
 /// A reduction body: `combiner` over `sources` along `axes`.
@@ -371,6 +373,24 @@ impl Te {
         let r = f(self, &idx);
         let dtypes: Vec<DataType> = r.sources.iter().map(|&s| self.pool.dtype(s)).collect();
         self.add_stage(name, shape, axes, Body::Reduce(r), dtypes, Attrs::new())
+    }
+
+    /// Like [`Te::compute_reduce`], with block annotations (TOPI's
+    /// `attrs={"layout_free_placeholders": [b]}`: a tensor is its buffer,
+    /// `AttrValue::Buffer(te.buffer(b))`).
+    pub fn compute_reduce_with_attrs(
+        &mut self,
+        name: &str,
+        shape: Vec<PrimExpr>,
+        names: Axes<'_>,
+        attrs: Attrs,
+        f: impl FnOnce(&mut Te, &[PrimExpr]) -> Reduce,
+    ) -> Vec<Tensor> {
+        let axes = self.axes(&shape, names);
+        let idx: Vec<PrimExpr> = axes.iter().map(|a| self.pool.var_ref(a.var)).collect();
+        let r = f(self, &idx);
+        let dtypes: Vec<DataType> = r.sources.iter().map(|&s| self.pool.dtype(s)).collect();
+        self.add_stage(name, shape, axes, Body::Reduce(r), dtypes, attrs)
     }
 
     fn add_stage(

@@ -17,7 +17,9 @@
 //!   `a >= b` → `b <= a`, `a > b` → `b < a`, `a <= b` as `not (b < a)`; `not` pushed
 //!   through comparisons, `and`, `or`; the `<` rules moving constants to one side and
 //!   merging constant offsets; `x != 0` → `0 < x` for non-negative `x`; `x - min(y, x)`
-//!   and the other `min`/`max` differences; `floormod(x * c1 + y, c2)` reductions;
+//!   and the other `min`/`max` differences, `min(x + y, z) - x` → `min(y, z - x)`;
+//!   `floordiv(floordiv(x, c1), c2)` → `floordiv(x, c1 * c2)`;
+//!   `floormod(x * c1 + y, c2)` reductions;
 //!   `select`/`if_then_else` with a constant condition or equal branches; `min(x, x)`.
 //!   Anything else is rebuilt from its simplified operands.
 //!

@@ -98,6 +98,7 @@ impl Simplifier<'_> {
                     BinOp::Min | BinOp::Max if x == y => x,
                     BinOp::FloorMod if !canonical => self.rule_floormod(x, y),
                     BinOp::Sub if !canonical => self.rule_sub(x, y),
+                    BinOp::FloorDiv if !canonical => self.rule_floordiv(x, y),
                     _ => self.bin(op, x, y),
                 }
             }
@@ -274,6 +275,17 @@ impl Simplifier<'_> {
     /// The rewrite rules of `x - y` with `min`/`max` (the rewrite pass only).
     pub(super) fn rule_sub(&mut self, x: PrimExpr, y: PrimExpr) -> PrimExpr {
         if is_index(self.pool.dtype(x)) {
+            // min(y + a, z) - y => min(a, z - y) (and the other operand orders, and
+            // max); `(m + c) - y` first as `(m - y) + c` for such an `m`.
+            if let PrimExprData::Bin(BinOp::Add, m, c) = *self.pool.prim(x)
+                && self.pool.as_int(c).is_some()
+                && let Some(r) = self.minmax_minus(m, y)
+            {
+                return self.bin(BinOp::Add, r, c);
+            }
+            if let Some(r) = self.minmax_minus(x, y) {
+                return r;
+            }
             let zero = self.konst(self.pool.dtype(x), 0);
             let (px, py) = (self.pool.prim(x).clone(), self.pool.prim(y).clone());
             // min(a, b) - b => min(a - b, 0);  a - max(b, a) => min(a - b, 0)
@@ -330,6 +342,42 @@ impl Simplifier<'_> {
             }
         }
         self.bin(BinOp::Sub, x, y)
+    }
+
+    /// `floordiv(floordiv(x, c1), c2)` → `floordiv(x, c1 * c2)` for positive constants.
+    fn rule_floordiv(&mut self, x: PrimExpr, y: PrimExpr) -> PrimExpr {
+        if let Some(c2) = self.pool.as_int(y)
+            && let PrimExprData::Bin(BinOp::FloorDiv, a, k) = *self.pool.prim(x)
+            && let Some(c1) = self.pool.as_int(k)
+            && c1 > 0
+            && c2 > 0
+            && let Some(c) = c1.checked_mul(c2)
+        {
+            let t = self.pool.dtype(k);
+            let kc = self.konst(t, c);
+            return self.bin(BinOp::FloorDiv, a, kc);
+        }
+        self.bin(BinOp::FloorDiv, x, y)
+    }
+
+    /// `min(y + a, z) - y` → `min(a, z - y)`, `min(z, y + a) - y` → `min(z - y, a)`
+    /// (`a + y` alike, and `max`), or `None`.
+    fn minmax_minus(&mut self, m: PrimExpr, y: PrimExpr) -> Option<PrimExpr> {
+        let PrimExprData::Bin(op @ (BinOp::Min | BinOp::Max), p, q) = *self.pool.prim(m) else { return None };
+        let rest = |s: &Self, e: PrimExpr| match *s.pool.prim(e) {
+            PrimExprData::Bin(BinOp::Add, u, v) if u == y => Some(v),
+            PrimExprData::Bin(BinOp::Add, u, v) if v == y => Some(u),
+            _ => None,
+        };
+        if let Some(a) = rest(self, p) {
+            let d = self.bin(BinOp::Sub, q, y);
+            return Some(self.bin(op, a, d));
+        }
+        if let Some(a) = rest(self, q) {
+            let d = self.bin(BinOp::Sub, p, y);
+            return Some(self.bin(op, d, a));
+        }
+        None
     }
 
     /// The rewrite rules of `floormod` by a positive constant.
