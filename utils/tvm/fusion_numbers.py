@@ -133,7 +133,7 @@ def check_file(path, relax_opt, relax_run, seed, quiet):
 
 
 def main(argv):
-    relax_run = run_diff.default_relax_run()
+    relax_run = run_diff.default_tool("relax-run")
     relax_opt = os.path.join(os.path.dirname(relax_run), "relax-opt")
     seed, quiet, one, files = 0, False, False, []
     it = iter(argv)

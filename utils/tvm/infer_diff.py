@@ -19,25 +19,20 @@ anything differs. A manual checking tool: it needs a Python with apache-tvm 0.25
 (`~/.cache/relax-peers/tvm025/bin/python utils/tvm/infer_diff.py test/Parser/infer/*.rlx`).
 """
 import difflib
-import os
 import re
-import subprocess
 import sys
-import tempfile
 
 import tvm
 from tvm.script import from_source
 
-DEFAULT_RELAX_OPT = os.path.join(
-    os.environ.get("CARGO_TARGET_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "target")),
-    "debug",
-    "relax-opt",
-)
+from common import default_tool, run_relax_opt, split_chunks
+
+DEFAULT_RELAX_OPT = default_tool("relax-opt")
 
 
 def chunks(text):
     """The modules of a file, with the line each starts at."""
-    parts = re.split(r"(?m)^# -----.*\n", text)
+    parts = split_chunks(text)
     line = 1
     for part in parts:
         yield line, part
@@ -78,13 +73,7 @@ def run_tvm(text):
 
 
 def run_relax(relax_opt, text):
-    with tempfile.NamedTemporaryFile("w", suffix=".rlx", delete=False) as f:
-        f.write(text)
-        path = f.name
-    try:
-        p = subprocess.run([relax_opt, path], capture_output=True, text=True)
-    finally:
-        os.unlink(path)
+    p = run_relax_opt(relax_opt, text)
     if p.returncode == 0:
         return True, p.stdout
     return False, p.stderr.strip()

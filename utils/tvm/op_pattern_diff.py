@@ -14,15 +14,14 @@ the matching TVM then.
 A manual check for pass authors; it needs a Python with apache-tvm (0.25 for the project's
 dialect, 0.27 for `samples/tvm-0.27`).
 """
-import os
 import re
-import subprocess
 import sys
-import tempfile
 
 import tvm
 from tvm import relax
 from tvm.script import from_source
+
+from common import run_relax_opt, split_chunks
 
 try:  # TVM 0.25+ calls TensorIR `tirx`; older releases `tir`.
     from tvm.tirx import PrimFunc
@@ -46,12 +45,7 @@ ATTR_RE = re.compile(r'"op_pattern": (?:T\.\w+\()?(-?\d+|True|False)')
 
 def our_patterns(relax_opt, chunk):
     """{name: op_pattern} from relax-opt's printed output, or an error string."""
-    with tempfile.NamedTemporaryFile("w", suffix=".rlx", delete=False) as f:
-        f.write(chunk)
-    try:
-        r = subprocess.run([relax_opt, f.name, "--annotate-tir-op-pattern"], capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
+    r = run_relax_opt(relax_opt, chunk, ["--annotate-tir-op-pattern"])
     if r.returncode != 0:
         return r.stderr.strip().splitlines()[0] if r.stderr.strip() else f"exit {r.returncode}"
     out = {}
@@ -75,7 +69,7 @@ def main(argv):
     funcs = same = bad = skipped = both_fail = 0
     for path in paths:
         text = open(path, encoding="utf-8").read()
-        chunks = re.split(r"(?m)^# -----.*\n", text)
+        chunks = split_chunks(text)
         for i, chunk in enumerate(chunks):
             if "@I.ir_module" not in chunk:
                 continue

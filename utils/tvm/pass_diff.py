@@ -9,13 +9,13 @@ CanonicalizeBindings DeadCodeElimination), printed, and compared with
 checking tool for pass authors: it needs a Python with apache-tvm 0.25.
 """
 import re
-import subprocess
 import sys
-import tempfile
 
 import tvm
 from tvm import relax
 from tvm.script import from_source
+
+from common import run_relax_opt, split_chunks
 
 
 def kebab(name):
@@ -27,7 +27,7 @@ def main(argv):
         print(__doc__)
         return 2
     path, relax_opt, passes = argv[0], argv[1], argv[2:]
-    chunks = re.split(r"(?m)^# -----.*\n", open(path, encoding="utf-8").read())
+    chunks = split_chunks(open(path, encoding="utf-8").read())
     bad = 0
     for i, chunk in enumerate(chunks):
         if "@I.ir_module" not in chunk:
@@ -36,10 +36,8 @@ def main(argv):
         for p in passes:
             mod = getattr(relax.transform, p)()(mod)
         theirs = mod.script().rstrip("\n") + "\n"
-        with tempfile.NamedTemporaryFile("w", suffix=".rlx", delete=False) as f:
-            f.write(chunk)
         flags = [f"--{kebab(p)}" for p in passes]
-        ours = subprocess.run([relax_opt, f.name, *flags], capture_output=True, text=True).stdout
+        ours = run_relax_opt(relax_opt, chunk, flags).stdout
         if ours == theirs:
             print(f"chunk {i}: same")
         else:

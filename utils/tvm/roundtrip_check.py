@@ -17,10 +17,7 @@ import sys
 import tvm
 from tvm.script import from_source
 
-try:  # TVM 0.25 moved structural equality into tvm_ffi.
-    from tvm_ffi import structural_equal
-except ImportError:  # pragma: no cover - older releases
-    structural_equal = tvm.ir.structural_equal
+from common import structural_equal
 
 
 def load(path):

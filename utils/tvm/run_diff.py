@@ -37,17 +37,12 @@ tir = getattr(tvm, "tirx", None) or tvm.tir  # TVM 0.25 renamed `tir` to `tirx`
 from tvm import relax
 from tvm.script import from_source
 
+from common import default_tool, last_line
+
 try:
     import ml_dtypes
 except ImportError:  # pragma: no cover
     ml_dtypes = None
-
-
-def default_relax_run():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target"))
-    return os.path.join(target, "debug", "relax-run")
 
 
 try:
@@ -59,11 +54,6 @@ except ImportError:  # pragma: no cover - older releases
 @register_global_func("relax.run.matmul", override=True)
 def _reference_matmul(a, b, out):
     out.copyfrom(np.matmul(a.numpy(), b.numpy()).astype(out.numpy().dtype))
-
-
-def last_line(e):
-    lines = [l for l in str(e).strip().splitlines() if l.strip()]
-    return lines[-1] if lines else repr(e)
 
 
 def chunks(text):
@@ -222,7 +212,7 @@ def run_function(text, mod, name, relax_run, seed):
 
 
 def main(argv):
-    relax_run = default_relax_run()
+    relax_run = default_tool("relax-run")
     quiet = False
     seed = 0
     files = []

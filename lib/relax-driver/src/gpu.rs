@@ -11,8 +11,8 @@
 use relax_ir::{Diagnostic, Module};
 
 use crate::Io;
+use crate::cli::report;
 use crate::source::SourceFile;
-use crate::translate::report;
 
 /// What `relax-translate` asks of a GPU back end.
 pub(crate) struct GpuTranslate<'a> {

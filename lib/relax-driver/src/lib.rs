@@ -4,6 +4,7 @@
 //! binaries under `tools/` and the test runner call the very same code: the binaries pass
 //! the process's stdio, the runner passes in-memory buffers.
 
+mod cli;
 pub mod expected;
 pub mod fold_eval;
 mod generate;
@@ -37,6 +38,25 @@ pub struct Io<'a> {
 /// The signature shared by every driver: `args[0]` is the program name; the result is the
 /// process exit status.
 pub type ToolMain = fn(args: Vec<OsString>, io: &mut Io<'_>) -> i32;
+
+/// The `main` of the binaries under `tools/`: runs `tool` over the process's arguments and
+/// stdio, and turns a panic into the message `NAME: error: internal error: the WHAT
+/// panicked; ...` and exit status 1.
+pub fn process_main(tool: ToolMain, name: &str, what: &str) -> std::process::ExitCode {
+    let args: Vec<_> = std::env::args_os().collect();
+    let code = std::panic::catch_unwind(|| {
+        let mut stdin = std::io::stdin().lock();
+        let mut stdout = std::io::stdout().lock();
+        let mut stderr = std::io::stderr().lock();
+        let mut io = Io { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
+        tool(args, &mut io)
+    })
+    .unwrap_or_else(|_| {
+        eprintln!("{name}: error: internal error: the {what} panicked; please report this input");
+        1
+    });
+    std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
 
 /// The tools the drivers implement, by command name.
 pub fn tools() -> &'static [(&'static str, ToolMain)] {

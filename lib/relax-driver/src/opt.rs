@@ -89,19 +89,7 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     }
     let matches = match cmd.try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) => {
-            let text = e.render().to_string();
-            return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    let _ = io.stdout.write_all(text.as_bytes());
-                    0
-                }
-                _ => {
-                    let _ = io.stderr.write_all(text.as_bytes());
-                    1
-                }
-            };
-        }
+        Err(e) => return crate::cli::clap_exit(&e, io),
     };
     let cli = match OptCli::from_arg_matches(&matches) {
         Ok(c) => c,
@@ -144,32 +132,15 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         let _ = writeln!(io.stderr, "relax-opt: error: {}", pipeline_error_text(&e));
         return 1;
     }
-    let color = match cli.color.as_str() {
-        "never" | "auto" => false,
-        "always" => true,
-        other => {
-            let _ = writeln!(io.stderr, "relax-opt: error: invalid value `{other}` for `--color` (never, always)");
-            return 1;
-        }
+    let color = match crate::cli::parse_color(&cli.color) {
+        Ok(c) => c,
+        Err(e) => return crate::cli::fail(io, "relax-opt", e),
     };
 
     // Input.
-    let (name, bytes) = match cli.input.as_deref() {
-        None | Some("-") => {
-            let mut b = Vec::new();
-            if let Err(e) = io.stdin.read_to_end(&mut b) {
-                let _ = writeln!(io.stderr, "relax-opt: error: cannot read standard input: {e}");
-                return 1;
-            }
-            ("<stdin>".to_string(), b)
-        }
-        Some(path) => match std::fs::read(path) {
-            Ok(b) => (path.to_string(), b),
-            Err(e) => {
-                let _ = writeln!(io.stderr, "relax-opt: error: cannot read `{path}`: {e}");
-                return 1;
-            }
-        },
+    let (name, bytes) = match crate::cli::read_input_bytes(cli.input.as_deref(), io) {
+        Ok(nb) => nb,
+        Err(e) => return crate::cli::fail(io, "relax-opt", e),
     };
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,

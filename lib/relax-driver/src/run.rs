@@ -5,7 +5,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use relax_ir::Diagnostic;
 use relax_runtime::{Interpreter, RunError, Value, exec_check, inputs, npy, print};
 
 use crate::Io;
@@ -76,70 +75,35 @@ struct RunCli {
 
 /// Renders a run-time error: at its source line when it has one.
 pub(crate) fn render_error(file: &SourceFile, e: &RunError, color: bool) -> String {
-    let d: Diagnostic = e.to_diagnostic();
-    if d.span.is_none() {
-        let mut out = format!("relax-run: error: {}\n", d.message);
-        for n in &d.notes {
-            out.push_str(&format!("  = {n}\n"));
-        }
-        return out;
-    }
-    render_all(file, &[d], color)
+    crate::cli::render_diagnostic("relax-run", file, &e.to_diagnostic(), color)
 }
 
 fn fail(io: &mut Io<'_>, msg: impl std::fmt::Display) -> i32 {
-    let _ = writeln!(io.stderr, "relax-run: error: {msg}");
-    1
+    crate::cli::fail(io, "relax-run", msg)
 }
 
 /// Runs `relax-run`.
 pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     let matches = match RunCli::command().try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) => {
-            let text = e.render().to_string();
-            return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    let _ = io.stdout.write_all(text.as_bytes());
-                    0
-                }
-                _ => {
-                    let _ = io.stderr.write_all(text.as_bytes());
-                    1
-                }
-            };
-        }
+        Err(e) => return crate::cli::clap_exit(&e, io),
     };
     let cli = match RunCli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => return fail(io, e),
     };
-    let color = match cli.color.as_str() {
-        "never" | "auto" => false,
-        "always" => true,
-        other => return fail(io, format!("invalid value `{other}` for `--color` (never, always)")),
+    let color = match crate::cli::parse_color(&cli.color) {
+        Ok(c) => c,
+        Err(e) => return fail(io, e),
     };
     let syms = match parse_syms(&cli.syms) {
         Ok(s) => s,
         Err(e) => return fail(io, e),
     };
-    let (name, bytes) = match cli.input.as_deref() {
-        None | Some("-") => {
-            let mut b = Vec::new();
-            if let Err(e) = io.stdin.read_to_end(&mut b) {
-                return fail(io, format!("cannot read standard input: {e}"));
-            }
-            ("<stdin>".to_string(), b)
-        }
-        Some(path) => match std::fs::read(path) {
-            Ok(b) => (path.to_string(), b),
-            Err(e) => return fail(io, format!("cannot read `{path}`: {e}")),
-        },
+    let file = match crate::cli::read_input(cli.input.as_deref(), io) {
+        Ok(f) => f,
+        Err(e) => return fail(io, e),
     };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return fail(io, format!("`{name}` is not valid UTF-8"));
-    };
-    let file = SourceFile::new(&name, text);
     let module = match relax_parser::parse_module(&file.text) {
         Ok(m) => m,
         Err(d) => {
@@ -176,7 +140,7 @@ fn run_jit(
     if !cli.no_default_pipeline
         && let Err(d) = crate::pipeline::run_default_pipeline(&mut module, crate::pipeline::vector_bits(None))
     {
-        crate::translate::report(io, "relax-run", file, &d, color);
+        crate::cli::report(io, "relax-run", file, &d, color);
         return 1;
     }
     let opts = relax_codegen::llvm::Options::default();

@@ -13,9 +13,8 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use relax_ir::Diagnostic;
 
 use crate::Io;
+use crate::cli::{read_input, report};
 use crate::ir_text::verify_diagnostics;
-use crate::render::render_all;
-use crate::source::SourceFile;
 
 /// The flags of `relax-translate`.
 #[derive(Parser, Debug)]
@@ -54,37 +53,7 @@ struct TranslateCli {
 }
 
 fn fail(io: &mut Io<'_>, msg: impl std::fmt::Display) -> i32 {
-    let _ = writeln!(io.stderr, "relax-translate: error: {msg}");
-    1
-}
-
-/// Writes diagnostics: at their source line when they have one.
-pub(crate) fn report(io: &mut Io<'_>, tool: &str, file: &SourceFile, diags: &[Diagnostic], color: bool) {
-    for d in diags {
-        if d.span.is_none() {
-            let mut text = format!("{tool}: error: {}\n", d.message);
-            for n in &d.notes {
-                text.push_str(&format!("  = {n}\n"));
-            }
-            let _ = io.stderr.write_all(text.as_bytes());
-        } else {
-            let _ = io.stderr.write_all(render_all(file, std::slice::from_ref(d), color).as_bytes());
-        }
-    }
-}
-
-/// Reads the input file or standard input.
-pub(crate) fn read_input(input: Option<&str>, io: &mut Io<'_>) -> Result<SourceFile, String> {
-    let (name, bytes) = match input {
-        None | Some("-") => {
-            let mut b = Vec::new();
-            io.stdin.read_to_end(&mut b).map_err(|e| format!("cannot read standard input: {e}"))?;
-            ("<stdin>".to_string(), b)
-        }
-        Some(path) => (path.to_string(), std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"))?),
-    };
-    let text = String::from_utf8(bytes).map_err(|_| format!("`{name}` is not valid UTF-8"))?;
-    Ok(SourceFile::new(&name, text))
+    crate::cli::fail(io, "relax-translate", msg)
 }
 
 /// Runs `relax-translate`.
@@ -94,24 +63,11 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             Ok(c) => c,
             Err(e) => return fail(io, e),
         },
-        Err(e) => {
-            let text = e.render().to_string();
-            return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    let _ = io.stdout.write_all(text.as_bytes());
-                    0
-                }
-                _ => {
-                    let _ = io.stderr.write_all(text.as_bytes());
-                    1
-                }
-            };
-        }
+        Err(e) => return crate::cli::clap_exit(&e, io),
     };
-    let color = match cli.color.as_str() {
-        "never" | "auto" => false,
-        "always" => true,
-        other => return fail(io, format!("invalid value `{other}` for `--color` (never, always)")),
+    let color = match crate::cli::parse_color(&cli.color) {
+        Ok(c) => c,
+        Err(e) => return fail(io, e),
     };
     let file = match read_input(cli.input.as_deref(), io) {
         Ok(f) => f,

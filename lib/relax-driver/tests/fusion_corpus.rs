@@ -13,27 +13,24 @@
 //! `--fuse-tir` must print as TVM's FuseTIR result.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod support {
+    pub mod corpus;
+    pub mod driver;
+}
+
+use support::corpus::{ExpectedDifferent, cases, check_case, check_listed, corpus_dir, read_case, without_data};
+use support::driver::run_opt_with;
 
 use relax_ir::{ExprData, Func, Module};
 
 /// TVM 0.25 cases whose zero-pipeline result relax does not reproduce, with the reason.
-const EXPECTED_DIFFERENT: &[(&str, &str)] = &[
+const EXPECTED_DIFFERENT: ExpectedDifferent = &[
     ("relax_constants", "calls on opaque metadata constants (unknown shape) are not legalized"),
     ("relax_tuples_items", "the parser rejects `empty: R.Tuple` (a declaration without a value)"),
 ];
 
 fn run(args: &[&str], input: &str) -> (i32, String, String) {
-    let mut stdin = input.as_bytes();
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    let status = {
-        let mut io = relax_driver::Io { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
-        let mut argv: Vec<std::ffi::OsString> = vec!["relax-opt".into(), "-".into()];
-        argv.extend(args.iter().map(|a| a.into()));
-        relax_driver::opt_main(argv, &mut io)
-    };
-    (status, String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned())
+    run_opt_with(input.as_bytes(), args)
 }
 
 /// Kernel calls (`call_tir`, `call_tir_inplace`) per Relax function that is not
@@ -59,21 +56,6 @@ fn kernel_counts(m: &Module) -> BTreeMap<String, usize> {
     out
 }
 
-fn cases(dir: &Path) -> Vec<String> {
-    let mut cases: Vec<String> = std::fs::read_dir(dir)
-        .expect("the corpus folder")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".fused.rlx").map(str::to_string))
-        .filter(|c| dir.join(format!("{c}.built.rlx")).exists())
-        .collect();
-    cases.sort();
-    cases
-}
-
-fn without_data(text: &str) -> String {
-    text.lines().filter(|l| !l.starts_with("# metadata[")).map(|l| format!("{l}\n")).collect()
-}
-
 /// Compares the kernel counts of our result with TVM's; `None` when a side does not
 /// parse.
 fn count_failure(case: &str, ours: &str, theirs: &str) -> Option<String> {
@@ -90,13 +72,13 @@ fn count_failure(case: &str, ours: &str, theirs: &str) -> Option<String> {
 
 #[test]
 fn zero_pipeline_matches_tvm_025() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/Corpus/tvm-0.25");
-    let cases = cases(&dir);
+    let dir = corpus_dir("tvm-0.25");
+    let cases = cases(&dir, "fused", "built");
     assert!(cases.len() > 20, "expected the corpus cases, found {}", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
-        let built = std::fs::read_to_string(dir.join(format!("{case}.built.rlx"))).expect("readable");
-        let fused = std::fs::read_to_string(dir.join(format!("{case}.fused.rlx"))).expect("readable");
+        let built = read_case(&dir, case, "built");
+        let fused = read_case(&dir, case, "fused");
         let ours = run(&["--zero"], &built);
         let theirs = run(&[], &fused);
         if ours.0 == 0
@@ -105,40 +87,23 @@ fn zero_pipeline_matches_tvm_025() {
         {
             failures.push(f);
         }
-        let same = ours.0 == 0 && theirs.0 == 0 && without_data(&ours.1) == theirs.1;
-        let expected = EXPECTED_DIFFERENT.iter().any(|(c, _)| c == case);
-        match (same, expected) {
-            (true, true) => failures.push(format!("{case}: now matches TVM; remove it from EXPECTED_DIFFERENT")),
-            (false, false) => {
-                let first = ours.1.lines().zip(theirs.1.lines()).find(|(a, b)| a != b);
-                let detail = match first {
-                    Some((a, b)) => format!("\n    relax: {a}\n    tvm:   {b}"),
-                    None if ours.0 != 0 => format!(" (relax-opt failed: {})", ours.2.lines().next().unwrap_or("")),
-                    None => " (outputs differ in length)".to_string(),
-                };
-                failures.push(format!("{case}: differs from TVM's zero pipeline{detail}"));
-            }
-            _ => {}
-        }
+        let ours = (ours.0, without_data(&ours.1), ours.2);
+        check_case(case, &ours, &theirs, EXPECTED_DIFFERENT, "TVM's zero pipeline", &mut failures);
     }
-    for (c, _) in EXPECTED_DIFFERENT {
-        if !cases.iter().any(|x| x == c) {
-            failures.push(format!("{c}: listed in EXPECTED_DIFFERENT but not in the corpus"));
-        }
-    }
+    check_listed(&cases, EXPECTED_DIFFERENT, &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
 fn zero_pipeline_kernel_counts_against_tvm_027() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/Corpus/tvm-0.27");
-    let cases = cases(&dir);
+    let dir = corpus_dir("tvm-0.27");
+    let cases = cases(&dir, "fused", "built");
     assert!(cases.len() > 20, "expected the corpus cases, found {}", cases.len());
     let mut failures = Vec::new();
     let mut compared = 0;
     for case in &cases {
-        let built = std::fs::read_to_string(dir.join(format!("{case}.built.rlx"))).expect("readable");
-        let fused = std::fs::read_to_string(dir.join(format!("{case}.fused.rlx"))).expect("readable");
+        let built = read_case(&dir, case, "built");
+        let fused = read_case(&dir, case, "fused");
         let ours = run(&["--zero"], &built);
         if ours.0 != 0 {
             continue;
@@ -154,7 +119,7 @@ fn zero_pipeline_kernel_counts_against_tvm_027() {
 
 #[test]
 fn fuse_tir_matches_tvm_on_a_fuse_ops_result() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/Corpus/tvm-0.25");
+    let dir = corpus_dir("tvm-0.25");
     let fuseops = std::fs::read_to_string(dir.join("relax_fuseops_primitive.fuseops.rlx")).expect("readable");
     let fused = std::fs::read_to_string(dir.join("relax_fuseops_primitive.fused.rlx")).expect("readable");
     let ours = run(&["--fuse-tir"], &fuseops);

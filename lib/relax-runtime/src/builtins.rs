@@ -85,6 +85,11 @@ fn context(args: &[Value]) -> String {
     }
 }
 
+/// The error of a check builtin: `expected WHAT, got GOT` and the check's context.
+fn expected(what: impl std::fmt::Display, got: impl std::fmt::Display, args: &[Value]) -> RunError {
+    RunError::new(format!("expected {what}, got {got}{}", context(args)))
+}
+
 fn arity(name: &str, args: &[Value], n: usize) -> RunResult<()> {
     if args.len() < n {
         return Err(RunError::new(format!("`{name}` takes at least {n} arguments, got {}", args.len())));
@@ -223,76 +228,58 @@ pub fn call_packed(
         "vm.builtin.check_tensor_info" => {
             arity(name, args, 3)?;
             let Value::Tensor(t) = &args[0] else {
-                return Err(RunError::new(format!("expected a tensor, got {}{}", args[0].describe(), context(args))));
+                return Err(expected("a tensor", args[0].describe(), args));
             };
             let ndim = int(&args[1], name)?;
             if ndim >= 0 && t.shape.len() as i64 != ndim {
-                return Err(RunError::new(format!(
-                    "expected rank {ndim}, got {}{}",
-                    args[0].describe(),
-                    context(args)
-                )));
+                return Err(expected(format!("rank {ndim}"), args[0].describe(), args));
             }
             if let Value::DType(d) = &args[2]
                 && !d.is_void()
                 && *d != t.dtype
             {
-                return Err(RunError::new(format!("expected dtype {d}, got {}{}", args[0].describe(), context(args))));
+                return Err(expected(format!("dtype {d}"), args[0].describe(), args));
             }
             Ok(Value::unit())
         }
         "vm.builtin.check_shape_info" => {
             arity(name, args, 2)?;
             let Value::Shape(s) = &args[0] else {
-                return Err(RunError::new(format!("expected a shape, got {}{}", args[0].describe(), context(args))));
+                return Err(expected("a shape", args[0].describe(), args));
             };
             let ndim = int(&args[1], name)?;
             if ndim >= 0 && s.len() as i64 != ndim {
-                return Err(RunError::new(format!(
-                    "expected a shape of rank {ndim}, got {}{}",
-                    shape_text(s),
-                    context(args)
-                )));
+                return Err(expected(format!("a shape of rank {ndim}"), shape_text(s), args));
             }
             Ok(Value::unit())
         }
         "vm.builtin.check_prim_value_info" => {
             arity(name, args, 2)?;
             let Value::Prim(p) = &args[0] else {
-                return Err(RunError::new(format!(
-                    "expected a prim value, got {}{}",
-                    args[0].describe(),
-                    context(args)
-                )));
+                return Err(expected("a prim value", args[0].describe(), args));
             };
             if let Value::DType(d) = &args[1]
                 && !d.is_void()
                 && *d != p.dtype()
             {
-                return Err(RunError::new(format!(
-                    "expected a {d} value, got {}{}",
-                    args[0].describe(),
-                    context(args)
-                )));
+                return Err(expected(format!("a {d} value"), args[0].describe(), args));
             }
             Ok(Value::unit())
         }
         "vm.builtin.check_tuple_info" => {
             arity(name, args, 2)?;
             let Value::Tuple(f) = &args[0] else {
-                return Err(RunError::new(format!("expected a tuple, got {}{}", args[0].describe(), context(args))));
+                return Err(expected("a tuple", args[0].describe(), args));
             };
             let n = int(&args[1], name)?;
             if n >= 0 && f.len() as i64 != n {
-                return Err(RunError::new(format!("expected a tuple of {n} fields, got {}{}", f.len(), context(args))));
+                return Err(expected(format!("a tuple of {n} fields"), f.len(), args));
             }
             Ok(Value::unit())
         }
         "vm.builtin.check_func_info" => match args.first() {
             Some(Value::Func(_)) => Ok(Value::unit()),
-            Some(other) => {
-                Err(RunError::new(format!("expected a function, got {}{}", other.describe(), context(args))))
-            }
+            Some(other) => Err(expected("a function", other.describe(), args)),
             None => Err(RunError::new(format!("`{name}` takes arguments"))),
         },
         "vm.builtin.reshape" => {

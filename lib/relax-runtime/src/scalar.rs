@@ -183,6 +183,18 @@ fn common(a: DataType, b: DataType) -> DataType {
     }
 }
 
+/// A comparison `op` (`Eq` ... `Ge`) of two numbers of the same kind.
+fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
+    match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        _ => x >= y,
+    }
+}
+
 /// Evaluates a binary operator of TIR on two scalars.
 pub fn binary(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, String> {
     let dt = common(a.dtype(), b.dtype());
@@ -197,14 +209,7 @@ pub fn binary(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, String> {
     if dt.is_float() {
         let (x, y) = (a.as_f64(), b.as_f64());
         if op.is_compare() {
-            return Ok(Scalar::bool(match op {
-                BinOp::Eq => x == y,
-                BinOp::Ne => x != y,
-                BinOp::Lt => x < y,
-                BinOp::Le => x <= y,
-                BinOp::Gt => x > y,
-                _ => x >= y,
-            }));
+            return Ok(Scalar::bool(compare(op, x, y)));
         }
         return Ok(match op {
             BinOp::Add => float_op2(dt, x, y, |p, q| p + q, |p, q| p + q),
@@ -220,14 +225,7 @@ pub fn binary(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, String> {
     }
     let (x, y) = (a.as_i128(), b.as_i128());
     if op.is_compare() {
-        return Ok(Scalar::bool(match op {
-            BinOp::Eq => x == y,
-            BinOp::Ne => x != y,
-            BinOp::Lt => x < y,
-            BinOp::Le => x <= y,
-            BinOp::Gt => x > y,
-            _ => x >= y,
-        }));
+        return Ok(Scalar::bool(compare(op, x, y)));
     }
     let divisor = |y: i128| if y == 0 { Err("integer division by zero".to_string()) } else { Ok(y) };
     let r: i128 = match op {

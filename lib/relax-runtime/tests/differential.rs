@@ -12,37 +12,12 @@
 //! least one compared module.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use relax_ir::{ExprData, Module, TypeCode};
 use relax_runtime::{Interpreter, Options, Scalar, Value, inputs};
+use support::{chunks, files, fresh, seeded_syms};
 
-fn files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test");
-    let mut out = Vec::new();
-    for dir in ["Run", "Transform/legalize-ops"] {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .expect("test folder")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "rlx"))
-            .collect();
-        v.sort();
-        out.extend(v);
-    }
-    out
-}
-
-fn chunks(text: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    for line in text.split_inclusive('\n') {
-        if line.trim_end().starts_with("# -----") {
-            out.push(String::new());
-        } else {
-            out.last_mut().expect("one chunk").push_str(line);
-        }
-    }
-    out
-}
+mod support;
 
 fn ulp_close(a: Scalar, b: Scalar) -> bool {
     let (x, y) = (a.as_f64(), b.as_f64());
@@ -61,30 +36,8 @@ fn ulp_close(a: Scalar, b: Scalar) -> bool {
     }
 }
 
-fn compare(a: &Value, b: &Value, path: &str) -> Result<(), String> {
-    match (a, b) {
-        (Value::Tensor(x), Value::Tensor(y)) => {
-            if x.shape != y.shape || x.dtype != y.dtype {
-                return Err(format!("{path}: {} vs {}", a.describe(), b.describe()));
-            }
-            for (i, (p, q)) in x.scalars().into_iter().zip(y.scalars()).enumerate() {
-                let ok = if p.is_float() { ulp_close(p, q) } else { p.as_i128() == q.as_i128() };
-                if !ok {
-                    return Err(format!("{path}: element {i}: {p:?} vs {q:?}"));
-                }
-            }
-            Ok(())
-        }
-        (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {
-            for (i, (p, q)) in x.iter().zip(y.iter()).enumerate() {
-                compare(p, q, &format!("{path}[{i}]"))?;
-            }
-            Ok(())
-        }
-        (Value::Shape(x), Value::Shape(y)) if x == y => Ok(()),
-        (Value::Prim(x), Value::Prim(y)) if x == y => Ok(()),
-        _ => Err(format!("{path}: {} vs {}", a.describe(), b.describe())),
-    }
+fn compare(a: &Value, b: &Value) -> Result<(), String> {
+    support::compare(a, b, "result", ulp_close)
 }
 
 fn ops_of(m: &Module, out: &mut BTreeSet<String>) {
@@ -121,8 +74,7 @@ fn legalized_modules_give_the_same_numbers() {
             for (g, name) in funcs {
                 let f = m.relax(g).expect("relax");
                 // Symbolic variables: 2, 3, 4, ... by name order of the pool.
-                let syms: Vec<(String, i64)> =
-                    f.pool.vars.iter().enumerate().map(|(i, (_, v))| (v.name.clone(), 2 + (i as i64 % 3))).collect();
+                let syms = seeded_syms(f);
                 let what = format!("{}#{ci} {name}", path.file_name().unwrap().to_string_lossy());
                 // Distinct values first; all equal when the function needs that.
                 let same: Vec<(String, i64)> = syms.iter().map(|(n, _)| (n.clone(), 3)).collect();
@@ -149,7 +101,7 @@ fn legalized_modules_give_the_same_numbers() {
                 let no_kernels = Interpreter::with_options(&m, Options { kernels: false, ..Default::default() });
                 match no_kernels.call_global(g, args.iter().map(fresh).collect(), relax_ir::Span::NONE) {
                     Ok(v) => {
-                        if let Err(e) = compare(&reference, &v, "result") {
+                        if let Err(e) = compare(&reference, &v) {
                             failures.push(format!("{what}: kernels vs static legalization: {e}"));
                         }
                     }
@@ -158,7 +110,7 @@ fn legalized_modules_give_the_same_numbers() {
                 let lg = legal.lookup(&name).expect("same functions");
                 match Interpreter::new(&legal).call_global(lg, args.iter().map(fresh).collect(), relax_ir::Span::NONE) {
                     Ok(v) => {
-                        if let Err(e) = compare(&reference, &v, "result") {
+                        if let Err(e) = compare(&reference, &v) {
                             failures.push(format!("{what}: kernels vs legalize-ops: {e}"));
                         }
                     }
@@ -185,12 +137,4 @@ fn legalized_modules_give_the_same_numbers() {
     assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
     assert!(missing.is_empty(), "ops with a kernel that no compared module runs: {missing:?}");
     assert!(compared > 100, "only {compared} functions compared");
-}
-
-fn fresh(v: &Value) -> Value {
-    match v {
-        Value::Tensor(t) => Value::Tensor(t.deep_copy()),
-        Value::Tuple(f) => Value::tuple(f.iter().map(fresh).collect()),
-        other => other.clone(),
-    }
 }

@@ -9,73 +9,21 @@
 //! with the same seeded inputs. Needs the `llvm` feature.
 #![cfg(feature = "llvm")]
 
-use std::path::{Path, PathBuf};
-
 use relax_ir::Module;
-use relax_runtime::{Interpreter, Value, inputs};
+use relax_runtime::{Interpreter, Scalar, Value, inputs};
+use support::{chunks, files, fresh, seeded_syms};
 
-fn files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test");
-    let mut out = Vec::new();
-    for dir in ["Run", "Transform/legalize-ops"] {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .expect("test folder")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "rlx"))
-            .collect();
-        v.sort();
-        out.extend(v);
-    }
-    out
+mod support;
+
+/// Bit-exact equality of floats (NaN equals NaN).
+fn same_bits(p: Scalar, q: Scalar) -> bool {
+    let (u, v) = (p.as_f64(), q.as_f64());
+    u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan())
 }
 
-fn chunks(text: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    for line in text.split_inclusive('\n') {
-        if line.trim_end().starts_with("# -----") {
-            out.push(String::new());
-        } else {
-            out.last_mut().expect("one chunk").push_str(line);
-        }
-    }
-    out
-}
-
-/// Bit-exact equality (NaN equals NaN).
+/// Bit-exact equality of two results.
 fn same(a: &Value, b: &Value) -> Result<(), String> {
-    match (a, b) {
-        (Value::Tensor(x), Value::Tensor(y)) => {
-            if x.shape != y.shape || x.dtype != y.dtype {
-                return Err(format!("{} vs {}", a.describe(), b.describe()));
-            }
-            for (i, (p, q)) in x.scalars().into_iter().zip(y.scalars()).enumerate() {
-                let ok = if p.is_float() {
-                    let (u, v) = (p.as_f64(), q.as_f64());
-                    u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan())
-                } else {
-                    p.as_i128() == q.as_i128()
-                };
-                if !ok {
-                    return Err(format!("element {i}: {p:?} vs {q:?}"));
-                }
-            }
-            Ok(())
-        }
-        (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {
-            x.iter().zip(y.iter()).enumerate().try_for_each(|(i, (p, q))| same(p, q).map_err(|e| format!("[{i}] {e}")))
-        }
-        (Value::Shape(x), Value::Shape(y)) if x == y => Ok(()),
-        (Value::Prim(x), Value::Prim(y)) if x == y => Ok(()),
-        _ => Err(format!("{} vs {}", a.describe(), b.describe())),
-    }
-}
-
-fn fresh(v: &Value) -> Value {
-    match v {
-        Value::Tensor(t) => Value::Tensor(t.deep_copy()),
-        Value::Tuple(f) => Value::tuple(f.iter().map(fresh).collect()),
-        other => other.clone(),
-    }
+    support::compare(a, b, "result", same_bits)
 }
 
 fn run(
@@ -118,13 +66,7 @@ fn jit_gives_the_interpreters_bits() {
             let r = relax_runtime::jit::compile(&sched, &opts, |jk| {
                 for (g, name) in &funcs {
                     let f = legal.relax(*g).expect("relax");
-                    let syms: Vec<(String, i64)> = f
-                        .pool
-                        .vars
-                        .iter()
-                        .enumerate()
-                        .map(|(i, (_, v))| (v.name.clone(), 2 + (i as i64 % 3)))
-                        .collect();
+                    let syms = seeded_syms(f);
                     let Ok(args) = inputs::make_inputs(&legal, *g, &[], &syms, Some(1)) else { continue };
                     let what = format!("{file}#{ci} {name}");
                     let Ok(reference) = run(&legal, name, &args, None) else { continue };

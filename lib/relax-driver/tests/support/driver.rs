@@ -1,6 +1,8 @@
 //! Running `relax-opt` in process on one input and checking what it did, for the
 //! robustness tests (`robustness.rs`, `malformed.rs`): the exit status, the form of every
 //! line of standard error, and that accepted input prints text that reads back the same.
+//! The corpus tests (`fusion_corpus.rs`, `legalize_corpus.rs`) run `relax-opt` through
+//! [`run_opt_with`].
 
 #![allow(dead_code, reason = "each includer uses a different part")]
 

@@ -17,6 +17,7 @@ mod table;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::DataType;
 use crate::attrs::{AttrValue, FloatBits};
 
 pub use table::OPS;
@@ -79,6 +80,9 @@ pub enum ArgKind {
     Str,
     /// A dtype; a Python string builds `R.dtype(...)`.
     DType,
+    /// A shape of the given rank (the output size of `R.image.resize2d`): as [`ArgKind::Shape`],
+    /// and an integer or a one-element tuple is repeated rank times (`8` → `R.shape([8, 8])`).
+    ShapeOfRank(u8),
     /// Everything that follows, as written (variadic ops such as `R.call_pure_packed`).
     Variadic,
     /// A packed function: a string names an extern function (`R.ExternFunc`).
@@ -113,8 +117,76 @@ pub enum AttrKind {
     OptStr,
     /// A dtype string; `None` and a missing value mean `"void"`.
     DType,
+    /// One integer per spatial axis of an op of the given rank (`strides`, `dilation`,
+    /// `pool_size`): an integer or a one-element list is repeated rank times
+    /// (`strides=2` → `[2, 2]` for conv2d), as TVM's Python wrappers and C++ constructors do.
+    Spatial(u8),
+    /// As [`AttrKind::Spatial`], or `None` (`output_size` of the adaptive pools).
+    OptSpatial(u8),
+    /// The padding of an op of the given spatial rank, completed to `2 * rank` entries (all
+    /// befores, then all afters) as TVM's `GetCompletePadding1D/2D/3D` do: an integer or a
+    /// one-element list pads every side, `rank` entries pad both sides of each axis.
+    Padding(u8),
+    /// A region of interest of `2 * rank` float32 literals (`roi` of the resize ops): a float
+    /// is repeated, a list's numbers become float32, `None` or a missing value means zeros.
+    Roi(u8),
     /// Anything, kept as written.
     Any,
+}
+
+impl AttrKind {
+    /// Brings a value already lowered to this kind's shape (an integer list for the spatial
+    /// kinds) into the form TVM stores; `Err` says what was expected. Identity for the
+    /// kinds that TVM stores as written.
+    pub fn complete(self, v: AttrValue) -> Result<AttrValue, String> {
+        let ints = |l: Vec<i64>| AttrValue::List(l.into_iter().map(AttrValue::Int).collect());
+        match self {
+            AttrKind::Spatial(n) | AttrKind::OptSpatial(n) => {
+                if matches!(v, AttrValue::None) && matches!(self, AttrKind::OptSpatial(_)) {
+                    return Ok(v);
+                }
+                let n = usize::from(n);
+                match v.as_int_list() {
+                    Some(l) if l.len() == 1 => Ok(ints(vec![l[0]; n])),
+                    Some(l) if l.len() == n => Ok(ints(l)),
+                    Some(l) if n == 1 => Err(format!("1 integer, found {}", l.len())),
+                    Some(l) => Err(format!("1 or {n} integers, found {}", l.len())),
+                    None => Err("a list of integers".into()),
+                }
+            }
+            AttrKind::Padding(n) => {
+                let Some(l) = v.as_int_list() else { return Err("a list of integers".into()) };
+                let n = usize::from(n);
+                match l.len() {
+                    1 => Ok(ints(vec![l[0]; 2 * n])),
+                    k if k == n && n > 1 => Ok(ints(l.iter().chain(&l).copied().collect())),
+                    k if k == 2 * n => Ok(ints(l)),
+                    k if n == 1 => Err(format!("1 or 2 integers, found {k}")),
+                    k => Err(format!("1, {n} or {} integers, found {k}", 2 * n)),
+                }
+            }
+            AttrKind::Roi(n) => {
+                let f32 = |f: f64| AttrValue::PrimFloat(DataType::FLOAT32, FloatBits::new(f));
+                match v {
+                    AttrValue::None => Ok(AttrValue::List(vec![f32(0.0); 2 * usize::from(n)])),
+                    AttrValue::Float(f) | AttrValue::PrimFloat(_, f) => {
+                        Ok(AttrValue::List(vec![f32(f.get()); 2 * usize::from(n)]))
+                    }
+                    AttrValue::List(items) => items
+                        .iter()
+                        .map(|i| match i {
+                            AttrValue::Bool(_) => None,
+                            i => i.as_f64().map(f32),
+                        })
+                        .collect::<Option<Vec<_>>>()
+                        .map(AttrValue::List)
+                        .ok_or_else(|| "a float or a list of numbers".to_string()),
+                    _ => Err("a float or a list of numbers".into()),
+                }
+            }
+            _ => Ok(v),
+        }
+    }
 }
 
 /// A default value in the table.
@@ -266,6 +338,46 @@ mod tests {
         }
         assert_eq!(lookup("relax.nn.softmax").map(|id| id.name()), Some("relax.nn.softmax"));
         assert!(lookup("relax.nope").is_none());
+    }
+
+    #[test]
+    fn defaults_are_in_stored_form() {
+        // TVM stores defaults completed too (`padding=(0, 0)` of conv2d is `[0, 0, 0, 0]`).
+        for d in OPS {
+            for p in d.attrs() {
+                let ParamRole::Attr { kind, default } = p.role else { continue };
+                // A missing `roi` is `None` in the table and zeros once completed.
+                if matches!(kind, AttrKind::Roi(_)) {
+                    continue;
+                }
+                if let Some(v) = default.value() {
+                    assert_eq!(kind.complete(v.clone()).as_ref(), Ok(&v), "{}.{}", d.name, p.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn spatial_attrs_complete_like_tvm() {
+        let l = |v: &[i64]| AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect());
+        let c = |k: AttrKind, v: &[i64]| k.complete(l(v));
+        assert_eq!(c(AttrKind::Spatial(2), &[2]), Ok(l(&[2, 2])));
+        assert_eq!(c(AttrKind::Spatial(3), &[1, 2, 3]), Ok(l(&[1, 2, 3])));
+        assert_eq!(c(AttrKind::Spatial(2), &[1, 2, 3]), Err("1 or 2 integers, found 3".into()));
+        assert_eq!(c(AttrKind::Padding(1), &[1]), Ok(l(&[1, 1])));
+        assert_eq!(c(AttrKind::Padding(1), &[1, 2]), Ok(l(&[1, 2])));
+        assert_eq!(c(AttrKind::Padding(2), &[1, 2]), Ok(l(&[1, 2, 1, 2])));
+        assert_eq!(c(AttrKind::Padding(3), &[1, 2, 3]), Ok(l(&[1, 2, 3, 1, 2, 3])));
+        assert_eq!(c(AttrKind::Padding(2), &[1, 2, 3]), Err("1, 2 or 4 integers, found 3".into()));
+        assert_eq!(AttrKind::OptSpatial(2).complete(AttrValue::None), Ok(AttrValue::None));
+        let f = |x: f64| AttrValue::PrimFloat(DataType::FLOAT32, FloatBits::new(x));
+        assert_eq!(AttrKind::Roi(1).complete(AttrValue::None), Ok(AttrValue::List(vec![f(0.0); 2])));
+        assert_eq!(
+            AttrKind::Roi(1).complete(AttrValue::Float(FloatBits::new(0.5))),
+            Ok(AttrValue::List(vec![f(0.5); 2]))
+        );
+        assert_eq!(AttrKind::Roi(1).complete(l(&[0, 1])), Ok(AttrValue::List(vec![f(0.0), f(1.0)])));
+        assert!(AttrKind::Roi(1).complete(AttrValue::Str("a".into())).is_err());
     }
 
     #[test]

@@ -363,8 +363,13 @@ fn fuses_to_identity(pool: &mut Pool, an: &Analyzer, iters: &[(SymVar, PrimExpr)
     let Some(s) = cx.norm(flat) else { return false };
     let zero = cx.pool.i64(0);
     let one = cx.pool.i64(1);
+    if s.terms.is_empty() {
+        // A constant index: the identity only when the fused index takes the single
+        // value 0 (no block variables, or all of extent 1: a scalar to `(1,)`).
+        return cx.eq(s.konst, zero) && cx.eq(total, one);
+    }
     if s.terms.len() != 1 || !cx.eq(s.konst, zero) {
-        return iters.is_empty() && cx.eq(s.konst, zero);
+        return false;
     }
     let t = &s.terms[0];
     cx.eq(t.coeff, one) && cx.eq(t.lower, one) && t.extent.is_none_or(|e| cx.an.prove_le(cx.pool, total, e))
@@ -426,6 +431,27 @@ mod tests {
         );
         assert!(prim(&text, "reshape"));
         assert!(!prim(&text, "transpose"));
+    }
+
+    /// TVM's `test_reshape_scalar`: a 0-d tensor to `(1,)` is a reshape; to `(2,)` (a
+    /// broadcast) it is not.
+    #[test]
+    fn scalar_to_one_element_is_a_reshape() {
+        let kernel = |n: u32| {
+            format!(
+                "{HEADER}    @T.prim_func(private=True, s_tir=True)
+    def reshape(x: T.Buffer((), \"float32\"), T_reshape: T.Buffer((T.int64({n}),), \"float32\")):
+        for ax0 in range(T.int64({n})):
+            with T.sblock(\"T_reshape\"):
+                v_ax0 = T.axis.spatial(T.int64({n}), ax0)
+                T.reads(x[()])
+                T.writes(T_reshape[v_ax0])
+                T_reshape[v_ax0] = x[()]
+"
+            )
+        };
+        assert!(prim(&kernel(1), "reshape"));
+        assert!(!prim(&kernel(2), "reshape"));
     }
 
     /// TVM's `test_reshape_dynamic_shape` (test_transform_rewrite_dataflow_reshape.py): a

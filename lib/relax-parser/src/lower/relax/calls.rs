@@ -436,6 +436,14 @@ fn table_call(
                         d => d.value().unwrap_or(AttrValue::None),
                     },
                 };
+                // The form TVM's constructor stores (`strides=2` → `[2, 2]` for conv2d).
+                let v = match kind.complete(v) {
+                    Ok(v) => v,
+                    Err(what) => {
+                        let span = slots[i].first().map_or(e.span, |a| a.span);
+                        return Err(fx.d().error(span, format!("`{}` expects {what}", p.name)));
+                    }
+                };
                 attrs.0.push((p.name.to_string(), v));
             }
         }
@@ -451,7 +459,16 @@ fn table_call(
 fn coerce_arg(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: ArgKind) -> LResult<Expr> {
     match (kind, &a.kind) {
         (ArgKind::TensorTuple, ExprKind::Tuple { elts, .. } | ExprKind::List(elts)) => exprs::tuple(fx, elts, a.span),
-        (ArgKind::Shape, ExprKind::Tuple { .. } | ExprKind::List(_)) => {
+        (ArgKind::ShapeOfRank(n), _)
+            if a.as_signed_int().is_some() || a.as_sequence().is_some_and(|s| s.len() == 1) =>
+        {
+            let one = a.as_sequence().map_or(a, |s| &s[0]);
+            let d = types::dim(fx, one)?;
+            let dims = vec![d; usize::from(n)];
+            let ty = fx.ty(TyData::shape(dims.clone()));
+            Ok(fx.add(ExprData::Shape(dims), Some(ty), a.span))
+        }
+        (ArgKind::Shape | ArgKind::ShapeOfRank(_), ExprKind::Tuple { .. } | ExprKind::List(_)) => {
             let dims = types::dims(fx, a)?;
             let ty = fx.ty(TyData::shape(dims.clone()));
             Ok(fx.add(ExprData::Shape(dims), Some(ty), a.span))
@@ -494,8 +511,12 @@ pub(crate) fn attr_of_kind(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: AttrKin
             AttrValue::Int(i) | AttrValue::PrimInt(_, i) => AttrValue::Int(i),
             _ => return Err(bad(fx, "an integer or `None`")),
         },
-        AttrKind::IntList | AttrKind::OptIntList => match v {
-            AttrValue::None if kind == AttrKind::OptIntList => AttrValue::None,
+        AttrKind::IntList
+        | AttrKind::OptIntList
+        | AttrKind::Spatial(_)
+        | AttrKind::OptSpatial(_)
+        | AttrKind::Padding(_) => match v {
+            AttrValue::None if matches!(kind, AttrKind::OptIntList | AttrKind::OptSpatial(_)) => AttrValue::None,
             AttrValue::Int(i) | AttrValue::PrimInt(_, i) => AttrValue::List(vec![AttrValue::Int(i)]),
             ref l @ AttrValue::List(_) => match int_list(l) {
                 Some(l) => l,
@@ -540,6 +561,6 @@ pub(crate) fn attr_of_kind(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: AttrKin
             AttrValue::Str(s) => return Err(fx.d().error(a.span, format!("unknown dtype `{s}`"))),
             _ => return Err(bad(fx, "a dtype string")),
         },
-        AttrKind::Any => v,
+        AttrKind::Roi(_) | AttrKind::Any => v,
     })
 }
