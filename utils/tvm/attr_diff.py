@@ -1,13 +1,16 @@
-"""Compares the op attributes relax stores with the ones TVM's Python op constructors store.
+"""Compares the op attributes (and defaulted Relax arguments) relax stores with the ones
+TVM's Python op constructors store.
 
 usage: python attr_diff.py [--relax-opt PATH] [-q] [--emit FILE.rlx] [FILTER ...]
 
 TVM's op wrappers normalise shorthand attributes before the C++ constructors store them
 (`strides=2` becomes `[2, 2]` for conv2d, `padding=1` becomes `[1, 1, 1, 1]`, an omitted
-`out_layout` becomes the data layout, ...). For each case of the table below (an op call
-written with shorthand or omitted attributes), a one-binding module is parsed and printed
-by TVM (`tvm.script.from_source(text).script()`) and by `relax-opt`, and the two texts must
-be identical. FILTER keeps the cases whose call contains one of the given strings.
+`out_layout` becomes the data layout, ...), and fill in Relax arguments left out
+(`R.triu(x)` is `R.triu(x, R.prim_value(0))`, `R.arange(4)` starts at 0). For each
+case of the table below (an op call written with shorthand or omitted attributes or
+arguments), a one-binding module is parsed and printed by TVM
+(`tvm.script.from_source(text).script()`) and by `relax-opt`, and the two texts must be
+identical. FILTER keeps the cases whose call contains one of the given strings.
 
 With `--emit FILE.rlx`, the cases TVM accepts are also written as a lit test (one module
 per case, `# -----` separated; CHECK lines are TVM's printed call), the way
@@ -142,6 +145,23 @@ CASES = [
     ((V2,), "R.zeros((2, 3), \"float32\")"),
     ((V2,), "R.arange(0, 4, 1)"),
     ((V2,), "R.arange(0.0, 4.0, 1.0)"),
+    # Relax arguments left out take the wrapper's default (`k=0`, `m=n`, `arange(end)`).
+    ((V2,), "R.triu(x)"),
+    ((V2,), "R.tril(x)"),
+    ((V2,), "R.triu(x, True)"),
+    ((V2,), "R.eye_like(x)"),
+    ((V2,), "R.eye(3)"),
+    ((V2,), "R.eye(3, k=1)"),
+    ((V2,), "R.arange(4)"),
+    ((V2,), "R.arange(1, 4)"),
+    ((V2,), "R.arange(2.0)"),
+    ((V2,), "R.arange(4, step=2)"),
+    ((V2,), "R.arange(start=4)"),
+    ((V2,), "R.arange(end=4)"),
+    ((V2,), "R.unique(x)"),
+    ((V2,), "R.unique(x, False, True)"),
+    ((V2,), "R.unique(x, axis=1)"),
+    ((V2,), "R.clip(x, False, 1)"),
     # Image and vision ops.
     ((X2,), "R.image.resize2d(x, 8)"),
     ((X2,), "R.image.resize2d(x, (8, 4))"),
@@ -234,7 +254,8 @@ def write_lit(path, emitted):
     out = [
         "# Op attributes written in shorthand or left out are stored the way TVM 0.25's Python",
         "# op constructors store them (ints become tuples of the op's spatial rank, padding",
-        "# has 2 * rank entries, out_layout defaults to the data layout, ...). Each CHECK line",
+        "# has 2 * rank entries, out_layout defaults to the data layout, ...); Relax arguments",
+        "# left out take the wrappers' defaults (`R.triu(x)` has `k=0`). Each CHECK line",
         "# is TVM's printed text of the same module (utils/tvm/attr_diff.py --emit).",
         "# RUN: relax-opt --split-input-file %s | FileCheck %s",
     ]

@@ -19,6 +19,7 @@ pub(crate) struct GpuTranslate<'a> {
     /// `ptx` or `spirv`.
     pub emit: &'a str,
     /// `--ptx-arch`.
+    #[cfg_attr(not(feature = "llvm"), allow(dead_code, reason = "read by the PTX back end only"))]
     pub ptx_arch: &'a str,
     /// Run the default pipeline when the module needs it.
     pub default_pipeline: bool,
@@ -92,6 +93,7 @@ pub(crate) fn translate_gpu(req: &GpuTranslate<'_>, file: &SourceFile, mut modul
 }
 
 /// Diagnostics for the functions a back end could not compile.
+#[cfg_attr(not(any(feature = "llvm", feature = "spirv")), allow(dead_code, reason = "used by the back ends only"))]
 fn failures(module: &Module, failed: &[(relax_ir::Global, relax_codegen::CodegenError)]) -> Vec<Diagnostic> {
     failed
         .iter()
@@ -164,6 +166,7 @@ pub(crate) fn run_gpu(
 /// Says on standard error which PrimFuncs run on the device and which in the
 /// interpreter, then runs the module.
 /// `engine` is `ENGINE` as the messages name it.
+#[cfg_attr(not(any(feature = "llvm", feature = "spirv")), allow(dead_code, reason = "used by the back ends only"))]
 fn report_and_exec(
     engine: &str,
     on_device: usize,

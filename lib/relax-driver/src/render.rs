@@ -19,16 +19,12 @@ use codespan_reporting::diagnostic::Severity as CsSev;
 use codespan_reporting::diagnostic::{LabelStyle, Severity as CsSeverity};
 use codespan_reporting::term::termcolor::Ansi;
 use codespan_reporting::term::{Config, GeneralWriteResult, Renderer, WriteStyle};
-use relax_ir::diag::{Diagnostic, Severity};
+use relax_ir::diag::{Diagnostic, Severity, printable};
 
 use crate::source::{SourceFile, floor_char_boundary};
 
 /// Longest source line shown whole; longer lines show a window around the label.
 const MAX_SHOWN_LINE: usize = 240;
-
-/// Longest message, label or note printed whole (in characters); a message quoting a
-/// 5 MB identifier is cut.
-const MAX_MESSAGE: usize = 1000;
 
 fn severity(s: Severity) -> CsSeverity {
     match s {
@@ -172,25 +168,6 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
         r.render_snippet_note(pad, &printable(n)).map_err(err)?;
     }
     Ok(())
-}
-
-/// A message as printed: control characters escaped (a message quoting the source must
-/// not break the one-line header or send escape sequences to a terminal), cut to
-/// [`MAX_MESSAGE`] characters.
-fn printable(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(4 * MAX_MESSAGE));
-    for (i, c) in s.chars().enumerate() {
-        if i == MAX_MESSAGE {
-            out.push_str("...");
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// A source line as shown: control characters other than tabs become Unicode control

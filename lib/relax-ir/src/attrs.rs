@@ -163,3 +163,35 @@ impl AttrValue {
         }
     }
 }
+
+/// An integer-list op attribute (`strides`, `padding`, `dilation`, `pool_size`)
+/// completed to `n` values as TVM's Python spellings are: none gives `default`s, one
+/// value is repeated, and for paddings of `2d` values `d` values are repeated for both
+/// ends. Shared by type inference and legalization, so that both read an attribute alike.
+pub fn complete_ints(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
+    let mut v = v.unwrap_or_default();
+    match v.len() {
+        0 => vec![default; n],
+        1 => vec![v[0]; n],
+        l if l == n => v,
+        l if l * 2 == n => v.iter().chain(v.iter()).copied().collect(),
+        _ => {
+            v.resize(n, default);
+            v
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::complete_ints;
+
+    #[test]
+    fn int_lists_complete_as_tvm_spells_them() {
+        assert_eq!(complete_ints(None, 2, 1), vec![1, 1]);
+        assert_eq!(complete_ints(Some(vec![3]), 2, 1), vec![3, 3]);
+        assert_eq!(complete_ints(Some(vec![1, 2]), 4, 0), vec![1, 2, 1, 2]);
+        assert_eq!(complete_ints(Some(vec![1, 2, 3]), 4, 0), vec![1, 2, 3, 0]);
+        assert_eq!(complete_ints(Some(vec![1, 2, 3, 4, 5]), 4, 0), vec![1, 2, 3, 4]);
+    }
+}

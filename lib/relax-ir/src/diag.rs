@@ -1,5 +1,6 @@
 //! Diagnostics: the one error value every phase produces (lexer, parser, lowering,
-//! verifier, passes), rendered late by the driver with codespan-reporting.
+//! verifier, passes), rendered late by the driver with codespan-reporting (and by the
+//! language server as LSP diagnostics); [`printable`] is how both show its text.
 //!
 //! A diagnostic carries byte spans into the source text, never line numbers. IR built by a
 //! pass has no source span; such diagnostics are rendered against the printed text of the
@@ -104,3 +105,39 @@ impl std::fmt::Display for Diagnostic {
 }
 
 impl std::error::Error for Diagnostic {}
+
+/// Longest message, label or note shown whole, in characters: a message quoting a 5 MB
+/// identifier is cut.
+pub const MAX_MESSAGE: usize = 1000;
+
+/// A message, label or note as shown (by the driver and the language server alike):
+/// control characters escaped (a message quoting the source must not break the one-line
+/// header or send escape sequences to a terminal), cut to [`MAX_MESSAGE`] characters.
+pub fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(4 * MAX_MESSAGE));
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX_MESSAGE {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_escapes_and_cuts() {
+        assert_eq!(printable("a\u{1b}[1m\nb"), "a\\u{1b}[1m\\nb");
+        let long = printable(&"é".repeat(MAX_MESSAGE + 5));
+        assert_eq!(long.chars().count(), MAX_MESSAGE + 3);
+        assert!(long.ends_with("é..."));
+    }
+}

@@ -4,11 +4,13 @@
 //! (`relax_parser::parse_module`, then `relax_ir::verify::verify_module`), so the
 //! diagnostics are the CLI's. A document with `# -----` split markers (the
 //! `--split-input-file` test files) is analysed chunk by chunk, each chunk with the others
-//! blanked out so that byte offsets stay those of the whole document, as the driver does.
+//! blanked out so that byte offsets stay those of the whole document
+//! (`relax_parser::split`, which the driver uses too).
 
 use relax_ir::{Diagnostic, Module, Span};
 use relax_parser::ast;
 use relax_parser::lexer::{Tok, lex};
+use relax_parser::split::{Chunk, split_input};
 
 use crate::line_index::LineIndex;
 
@@ -84,7 +86,7 @@ impl Analysis {
         let tokens = tokens(text);
         let mut units = Vec::new();
         let mut diagnostics = Vec::new();
-        for (start, end, chunk) in split_input(text) {
+        for Chunk { text: chunk, start, end } in split_input(text) {
             let (syntax, _) = relax_parser::parse_syntax(&chunk);
             let module = match relax_parser::parse_module(&chunk) {
                 Ok(m) => {
@@ -158,45 +160,6 @@ fn tokens(text: &str) -> Vec<Token> {
                 _ => TokenKind::Other,
             };
             Token { start: s as usize, end: e as usize, kind }
-        })
-        .collect()
-}
-
-/// True for a split marker line: `# -----` at column 0 (as `relax-opt --split-input-file`).
-pub fn is_split_marker(line: &str) -> bool {
-    line.trim_end().starts_with("# -----")
-}
-
-/// The chunks of a document: `(start, end, text)`, where `text` is the whole document with
-/// every other chunk blanked (same byte length, newlines kept). A document without
-/// markers is one chunk, itself.
-fn split_input(text: &str) -> Vec<(usize, usize, String)> {
-    let mut bounds = Vec::new();
-    let mut start = 0;
-    let mut pos = 0;
-    for line in text.split_inclusive('\n') {
-        if is_split_marker(line) {
-            bounds.push((start, pos));
-            start = pos + line.len();
-        }
-        pos += line.len();
-    }
-    bounds.push((start, text.len()));
-    if bounds.len() == 1 {
-        return vec![(0, text.len(), text.to_string())];
-    }
-    bounds
-        .into_iter()
-        .map(|(s, e)| {
-            let mut blanked = String::with_capacity(text.len());
-            for (i, c) in text.char_indices() {
-                if (s..e).contains(&i) || c == '\n' {
-                    blanked.push(c);
-                } else {
-                    blanked.extend(std::iter::repeat_n(' ', c.len_utf8()));
-                }
-            }
-            (s, e, blanked)
         })
         .collect()
 }

@@ -1,17 +1,16 @@
 //! relax diagnostics as LSP diagnostics.
 //!
 //! The message is exactly the one `relax-opt` prints after `FILE:LINE:COL: error: ` (control
-//! characters escaped, cut at 1,000 characters, as `relax-driver`'s renderer does). The
+//! characters escaped, cut at 1,000 characters: `relax_ir::diag::printable`, which
+//! `relax-driver`'s renderer uses too). The
 //! primary span is the range; the primary label, secondary labels and notes become related
 //! information, so every piece of the CLI's snippet reaches the editor.
 
 use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri};
+use relax_ir::diag::printable;
 use relax_ir::{Diagnostic, Severity};
 
 use crate::line_index::LineIndex;
-
-/// Longest message shown whole, in characters (the CLI's limit).
-const MAX_MESSAGE: usize = 1000;
 
 /// The `source` field of every diagnostic.
 pub const SOURCE: &str = "relax";
@@ -59,24 +58,6 @@ pub fn severity(s: Severity) -> DiagnosticSeverity {
         Severity::Note => DiagnosticSeverity::INFORMATION,
         Severity::Remark => DiagnosticSeverity::HINT,
     }
-}
-
-/// A message as the CLI prints it: control characters escaped, cut to [`MAX_MESSAGE`]
-/// characters.
-pub fn printable(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(4 * MAX_MESSAGE));
-    for (i, c) in s.chars().enumerate() {
-        if i == MAX_MESSAGE {
-            out.push_str("...");
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -7,20 +7,19 @@
 //! the end of a line or of the document.
 
 use lsp_types::{Position, Range};
+use relax_ir::span::LineStarts;
 
-/// Line starts of a text, for converting offsets and positions.
+/// A text and its line starts, for converting offsets and positions.
 #[derive(Clone, Debug)]
 pub struct LineIndex {
     text: String,
-    line_starts: Vec<usize>,
+    lines: LineStarts,
 }
 
 impl LineIndex {
     /// The index of `text` (a copy is kept).
     pub fn new(text: &str) -> LineIndex {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
-        LineIndex { text: text.to_string(), line_starts }
+        LineIndex { text: text.to_string(), lines: LineStarts::new(text) }
     }
 
     /// The text the index was built from.
@@ -31,10 +30,8 @@ impl LineIndex {
     /// The position of byte `offset` (clamped to the text and moved back to a character
     /// boundary).
     pub fn position(&self, offset: usize) -> Position {
-        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
-        let line = self.line_starts.partition_point(|&s| s <= offset).saturating_sub(1);
-        let start = self.line_starts[line];
-        let character: usize = self.text[start..offset].chars().map(char::len_utf16).sum();
+        let (line, before) = self.lines.line_prefix(&self.text, offset);
+        let character: usize = before.chars().map(char::len_utf16).sum();
         Position::new(to_u32(line), to_u32(character))
     }
 
@@ -56,19 +53,16 @@ impl LineIndex {
     /// (before its terminator); a line past the end of the text is the end of the text; a
     /// column inside a surrogate pair is the start of that character.
     pub fn offset(&self, pos: Position) -> usize {
-        let line = pos.line as usize;
-        let Some(&start) = self.line_starts.get(line) else { return self.text.len() };
-        let end = self.line_starts.get(line + 1).map_or(self.text.len(), |&e| e - 1);
+        let line = self.lines.line_range(&self.text, pos.line as usize);
         let mut units = 0usize;
-        for (i, c) in self.text[start..end].char_indices() {
+        for (i, c) in self.text[line.clone()].char_indices() {
             let next = units + c.len_utf16();
             if next > pos.character as usize {
-                return start + i;
+                return line.start + i;
             }
             units = next;
         }
-        let end = if end > start && self.text.as_bytes()[end - 1] == b'\r' { end - 1 } else { end };
-        end.max(start)
+        line.end
     }
 
     /// The range covering the whole text.
@@ -79,15 +73,6 @@ impl LineIndex {
 
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-/// The largest char boundary of `s` not after `i`.
-pub fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    i = i.min(s.len());
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

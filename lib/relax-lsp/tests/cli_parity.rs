@@ -6,7 +6,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{Client, range};
+use support::{Client, LspClient, range};
 
 /// Runs `relax-opt` in process and returns its diagnostic headers as
 /// `(0-based line, UTF-16 column, severity, message)`.

@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::json;
-use support::{Client, at, range};
+use support::{Client, LspClient, at, range};
 
 const URI: &str = "file:///work/add.rlx";
 

@@ -15,6 +15,6 @@ pub mod registry;
 
 pub use instrument::PassInstrumentation;
 pub use manager::{PassManager, PipelineError};
-pub use pass::{Anchor, Pass, PassContext, PassOptions, PassResult};
+pub use pass::{Anchor, FunctionFn, ModuleFn, Pass, PassContext, PassOptions, PassResult};
 pub use pipeline::{Pipeline, PipelineElement};
 pub use registry::{PassInfo, PassRegistry};

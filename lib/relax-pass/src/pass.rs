@@ -90,3 +90,49 @@ pub trait Pass: Send + Sync {
         Ok(false)
     }
 }
+
+/// A module pass made of a function, for passes without options or state: the
+/// registry entry's factory is `|_| Ok(Box::new(ModuleFn(run)))`, so a pass file needs no
+/// type of its own.
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleFn(pub fn(&mut Module, &mut PassContext) -> PassResult);
+
+impl Pass for ModuleFn {
+    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
+        (self.0)(m, cx)
+    }
+}
+
+/// A function-anchored pass made of a function ([`Pass::run_function`]), as
+/// [`ModuleFn`] is for module passes: `|_| Ok(Box::new(FunctionFn(run)))`.
+#[derive(Clone, Copy, Debug)]
+pub struct FunctionFn(pub fn(&mut Module, Global, &mut PassContext) -> PassResult);
+
+impl Pass for FunctionFn {
+    fn run_function(&self, m: &mut Module, g: Global, cx: &mut PassContext) -> PassResult {
+        (self.0)(m, g, cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_adapters_run_their_function() {
+        let mut m = Module::default();
+        let g = m.add("f", relax_ir::Func::Unresolved);
+        let mut cx = PassContext::default();
+        let module_pass: Box<dyn Pass> = Box::new(ModuleFn(|_, cx| {
+            cx.remarks.push(Diagnostic::remark(relax_ir::Span::NONE, "ran"));
+            Ok(true)
+        }));
+        assert_eq!(module_pass.run_module(&mut m, &mut cx), Ok(true));
+        assert_eq!(cx.remarks.len(), 1);
+        let function_pass: Box<dyn Pass> = Box::new(FunctionFn(|m, g, _| Ok(m.globals[g].name == "f")));
+        // A function pass does nothing as a module pass, and the reverse.
+        assert_eq!(function_pass.run_module(&mut m, &mut cx), Ok(false));
+        assert_eq!(module_pass.run_function(&mut m, g, &mut cx), Ok(false));
+        assert_eq!(function_pass.run_function(&mut m, g, &mut cx), Ok(true));
+    }
+}

@@ -20,7 +20,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Server, range, slice};
+use support::{LspClient, Server, range, slice};
 
 const FILES: &[&str] = &[
     "tvm-0.25/relax_match_cast_defines.built.rlx",

@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::Server;
+use support::{LspClient, Server};
 
 const URI: &str = "file:///t.rlx";
 

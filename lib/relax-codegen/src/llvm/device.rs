@@ -15,8 +15,6 @@
 //! * an allocation must fit a thread's stack (no `calloc` on the device);
 //! * nested parallel loops run serially.
 
-use std::cell::{Cell, RefCell};
-
 use inkwell::AddressSpace;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -92,18 +90,7 @@ pub(crate) fn lower_kernel<'ctx>(
     device: &dyn Device,
 ) -> R<FunctionValue<'ctx>> {
     let name = launch.entry.as_str();
-    let sh = Shared {
-        cx,
-        module,
-        f,
-        name,
-        errors: RefCell::new(Vec::new()),
-        outlined: Cell::new(0),
-        noalias: super::func::noalias(f),
-        target,
-        at: Cell::new(f.spans.func),
-        device: Some(device),
-    };
+    let sh = Shared::new(cx, module, f, name, target, Some(device));
     let gptr = cx.ptr_type(device.global_addrspace());
     let mut ptys: Vec<BasicMetadataTypeEnum<'ctx>> = vec![gptr.into(); gf.buffers.len()];
     for &v in &gf.scalars {

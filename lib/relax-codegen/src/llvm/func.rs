@@ -5,8 +5,6 @@
 //! has a suffix so that a kernel named like a libm function (`exp`, `tanh`) does not
 //! collide with it.
 
-use std::cell::{Cell, RefCell};
-
 use inkwell::AddressSpace;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module as LModule};
@@ -36,18 +34,7 @@ pub(super) fn lower_prim_func<'ctx>(
     target: (&str, &str),
 ) -> R<(KernelAbi, Vec<KernelError>)> {
     let abi = kernel_abi(f);
-    let sh = Shared {
-        cx,
-        module,
-        f,
-        name,
-        errors: RefCell::new(Vec::new()),
-        outlined: Cell::new(0),
-        noalias: noalias(f),
-        target,
-        at: Cell::new(f.spans.func),
-        device: None,
-    };
+    let sh = Shared::new(cx, module, f, name, target, None);
     let ptr_t = cx.ptr_type(AddressSpace::default());
     let i32t = cx.i32_type();
     let mut ptys: Vec<BasicMetadataTypeEnum<'ctx>> = Vec::new();

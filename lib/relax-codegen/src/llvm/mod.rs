@@ -283,7 +283,31 @@ struct Shared<'a, 'ctx> {
     device: Option<&'a dyn device::Device>,
 }
 
-impl Shared<'_, '_> {
+impl<'a, 'ctx> Shared<'a, 'ctx> {
+    /// The shared state for lowering `f` into `module` as `name`: for the CPU when `device`
+    /// is `None`, else as a kernel of that GPU target.
+    fn new(
+        cx: &'ctx Context,
+        module: &'a LModule<'ctx>,
+        f: &'a PrimFunc,
+        name: &'a str,
+        target: (&'a str, &'a str),
+        device: Option<&'a dyn device::Device>,
+    ) -> Self {
+        Shared {
+            cx,
+            module,
+            f,
+            name,
+            errors: RefCell::new(Vec::new()),
+            outlined: Cell::new(0),
+            noalias: func::noalias(f),
+            target,
+            at: Cell::new(f.spans.func),
+            device,
+        }
+    }
+
     /// The result code of a new run-time error.
     fn error_code(&self, message: String) -> u64 {
         let mut e = self.errors.borrow_mut();

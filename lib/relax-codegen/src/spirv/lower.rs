@@ -7,7 +7,7 @@ use relax_ir::{
     BinOp, BlockNode, Buffer, DataType, IterKind, PrimExpr, PrimExprData, PrimFunc, Span, Stmt, StmtData, SymVar,
     TypeCode,
 };
-use rspirv::dr::Operand;
+use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{self, Word};
 
 use super::Cx;
@@ -608,27 +608,18 @@ impl Fx<'_, '_> {
             BinOp::FloorDiv if !signed => b.u_div(t, None, x, y),
             BinOp::FloorMod if !signed => b.u_mod(t, None, x, y),
             BinOp::FloorDiv => {
-                // q = x / y (truncated), minus one when the remainder is non-zero and
-                // has the other sign than y.
+                // q = x / y (truncated), minus one when the remainder needs a fix.
                 (|| {
                     let q = b.s_div(t, None, x, y)?;
                     let r = b.s_rem(t, None, x, y)?;
-                    let nz = b.i_not_equal(bt, None, r, zero)?;
-                    let rn = b.s_less_than(bt, None, r, zero)?;
-                    let yn = b.s_less_than(bt, None, y, zero)?;
-                    let diff = b.logical_not_equal(bt, None, rn, yn)?;
-                    let fix = b.logical_and(bt, None, nz, diff)?;
+                    let fix = floor_fix(b, bt, zero, r, y)?;
                     let qm = b.i_sub(t, None, q, one)?;
                     b.select(t, None, fix, qm, q)
                 })()
             }
             BinOp::FloorMod => (|| {
                 let r = b.s_rem(t, None, x, y)?;
-                let nz = b.i_not_equal(bt, None, r, zero)?;
-                let rn = b.s_less_than(bt, None, r, zero)?;
-                let yn = b.s_less_than(bt, None, y, zero)?;
-                let diff = b.logical_not_equal(bt, None, rn, yn)?;
-                let fix = b.logical_and(bt, None, nz, diff)?;
+                let fix = floor_fix(b, bt, zero, r, y)?;
                 let ry = b.i_add(t, None, r, y)?;
                 b.select(t, None, fix, ry, r)
             })(),
@@ -884,4 +875,16 @@ impl Fx<'_, '_> {
         self.block(merge)?;
         self.cx.b.phi(t, None, [(a, a_from), (b, b_from)]).map_err(CodegenError::from)
     }
+}
+
+/// Whether the truncated remainder `r` of a signed division by `y` differs from the
+/// floored one (it is non-zero and its sign is not `y`'s): then floor division is the
+/// truncated quotient minus one and floor modulo is `r + y`. `bt` is the boolean type,
+/// `zero` the zero of the operands' type.
+fn floor_fix(b: &mut Builder, bt: Word, zero: Word, r: Word, y: Word) -> Result<Word, rspirv::dr::Error> {
+    let nz = b.i_not_equal(bt, None, r, zero)?;
+    let rn = b.s_less_than(bt, None, r, zero)?;
+    let yn = b.s_less_than(bt, None, y, zero)?;
+    let diff = b.logical_not_equal(bt, None, rn, yn)?;
+    b.logical_and(bt, None, nz, diff)
 }

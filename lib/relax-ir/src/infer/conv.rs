@@ -103,21 +103,9 @@ fn str_attr(cx: &OpCx<'_>, name: &str, default: &str) -> String {
     cx.attr_str(name).unwrap_or(default).to_string()
 }
 
-/// An integer-list attribute completed to `n` values: one value is repeated; for
-/// paddings of `2d` values, `d` values are repeated for both ends.
+/// An integer-list attribute completed to `n` values ([`crate::attrs::complete_ints`]).
 fn ints(cx: &OpCx<'_>, name: &str, n: usize, default: i64) -> Vec<i64> {
-    let v = cx.attr_ints(name).unwrap_or_default();
-    match v.len() {
-        0 => vec![default; n],
-        1 => vec![v[0]; n],
-        l if l == n => v,
-        l if l * 2 == n => v.iter().chain(v.iter()).copied().collect(),
-        _ => {
-            let mut v = v;
-            v.resize(n, default);
-            v
-        }
-    }
+    crate::attrs::complete_ints(cx.attr_ints(name), n, default)
 }
 
 fn conv(cx: &mut OpCx<'_>, d: usize, transpose: bool) -> Result<Ty, InferError> {

@@ -226,6 +226,19 @@ impl Dflt {
     }
 }
 
+/// The default of a Relax argument, as TVM's Python op wrappers fill it in before building
+/// the call (so TVM prints it: `R.triu(x)` is `R.triu(x, R.prim_value(0))`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgDflt {
+    /// `R.prim_value(v)` of dtype int64 (`k=0` of `R.triu`; a Python `True` is `1`).
+    Prim(i64),
+    /// The value of the named earlier argument (`m` of `R.eye` defaults to `n`).
+    SameAs(&'static str),
+    /// The value written for the named earlier argument, which then takes `R.prim_value(v)`
+    /// instead: `R.arange(end)` is `R.arange(0, end)`.
+    TakeFrom(&'static str, i64),
+}
+
 /// What a parameter is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamRole {
@@ -233,8 +246,11 @@ pub enum ParamRole {
     Arg {
         /// How it may be written.
         kind: ArgKind,
-        /// Whether it may be absent.
+        /// Whether it may be absent from a call.
         optional: bool,
+        /// What the parser fills in when the text leaves it out (TVM's Python wrapper's
+        /// default); `None` when it must be written (or, if `optional`, stays absent).
+        default: Option<ArgDflt>,
     },
     /// An attribute.
     Attr {
@@ -378,6 +394,23 @@ mod tests {
         );
         assert_eq!(AttrKind::Roi(1).complete(l(&[0, 1])), Ok(AttrValue::List(vec![f(0.0), f(1.0)])));
         assert!(AttrKind::Roi(1).complete(AttrValue::Str("a".into())).is_err());
+    }
+
+    #[test]
+    fn argument_defaults_name_earlier_arguments() {
+        for d in OPS {
+            let args: Vec<&Param> = d.args().collect();
+            for (i, p) in args.iter().enumerate() {
+                let ParamRole::Arg { optional, default, .. } = p.role else { continue };
+                assert!(!(optional && default.is_some()), "{}.{}: optional with a default", d.name, p.name);
+                if let Some(ArgDflt::SameAs(other) | ArgDflt::TakeFrom(other, _)) = default {
+                    assert!(args[..i].iter().any(|q| q.name == other), "{}.{} refers to `{other}`", d.name, p.name);
+                }
+            }
+        }
+        let eye = lookup("relax.eye").unwrap().def();
+        let m = eye.args().find(|p| p.name == "m").unwrap();
+        assert!(matches!(m.role, ParamRole::Arg { default: Some(ArgDflt::SameAs("n")), .. }));
     }
 
     #[test]

@@ -1,16 +1,20 @@
 //! The op table's entries (TVM 0.25's Python signatures; attribute defaults as TVM prints
 //! them).
 
-use super::{ArgKind as K, AttrKind as A, Dflt as D, OpClass, OpDef, Param, ParamRole};
+use super::{ArgDflt as AD, ArgKind as K, AttrKind as A, Dflt as D, OpClass, OpDef, Param, ParamRole};
 
 const fn arg(name: &'static str, kind: K) -> Param {
-    Param { name, role: ParamRole::Arg { kind, optional: false } }
+    Param { name, role: ParamRole::Arg { kind, optional: false, default: None } }
+}
+/// An argument that the text may leave out: the parser fills in `default`.
+const fn dflt(name: &'static str, kind: K, default: AD) -> Param {
+    Param { name, role: ParamRole::Arg { kind, optional: false, default: Some(default) } }
 }
 const fn x(name: &'static str) -> Param {
     arg(name, K::Expr)
 }
 const fn opt(name: &'static str, kind: K) -> Param {
-    Param { name, role: ParamRole::Arg { kind, optional: true } }
+    Param { name, role: ParamRole::Arg { kind, optional: true, default: None } }
 }
 const fn at(name: &'static str, kind: A, default: D) -> Param {
     Param { name, role: ParamRole::Attr { kind, default } }
@@ -28,7 +32,7 @@ const BINARY: &[Param] = &[x("x1"), x("x2")];
 const REDUCE: &[Param] = &[x("x"), at("axis", A::OptIntList, D::None), at("keepdims", A::Bool, D::Bool(false))];
 const ARGREDUCE: &[Param] = &[x("x"), at("axis", A::OptInt, D::None), at("keepdims", A::Bool, D::Bool(false))];
 const LIKE: &[Param] = &[x("x"), at("dtype", A::DType, D::Str("void"))];
-const TRI: &[Param] = &[x("x"), arg("k", K::PrimValue)];
+const TRI: &[Param] = &[x("x"), dflt("k", K::PrimValue, AD::Prim(0))];
 const DPS: &[Param] = &[x("func"), arg("args", K::TensorTuple), opt("packed_ints", K::Shape)];
 const PACKED: &[Param] = &[arg("func", K::Callee), arg("args", K::Variadic)];
 
@@ -234,8 +238,8 @@ pub static OPS: &[OpDef] = &[
         "relax.arange",
         &[
             arg("start", K::PrimValue),
-            arg("end", K::PrimValue),
-            arg("step", K::PrimValue),
+            dflt("end", K::PrimValue, AD::TakeFrom("start", 0)),
+            dflt("step", K::PrimValue, AD::Prim(1)),
             at("dtype", A::DType, D::Str("void")),
         ],
     ),
@@ -281,12 +285,12 @@ pub static OPS: &[OpDef] = &[
         "relax.eye",
         &[
             arg("n", K::PrimValue),
-            arg("m", K::PrimValue),
-            arg("k", K::PrimValue),
+            dflt("m", K::PrimValue, AD::SameAs("n")),
+            dflt("k", K::PrimValue, AD::Prim(0)),
             at("dtype", A::DType, D::Str("float32")),
         ],
     ),
-    op("relax.eye_like", &[x("x"), arg("k", K::PrimValue), at("dtype", A::DType, D::Str("void"))]),
+    op("relax.eye_like", &[x("x"), dflt("k", K::PrimValue, AD::Prim(0)), at("dtype", A::DType, D::Str("void"))]),
     op("relax.gather_nd", &[x("data"), x("indices"), at("batch_dims", A::Int, D::Int(0))]),
     op(
         "relax.hamming_window",
@@ -710,8 +714,8 @@ pub static OPS: &[OpDef] = &[
             x("input"),
             x("src"),
             arg("start", K::PrimValue),
-            arg("end", K::PrimValue),
-            arg("step", K::PrimValue),
+            dflt("end", K::PrimValue, AD::TakeFrom("start", 0)),
+            dflt("step", K::PrimValue, AD::Prim(1)),
             at("axis", A::Int, D::Int(0)),
         ],
     ),
@@ -720,10 +724,10 @@ pub static OPS: &[OpDef] = &[
         "relax.unique",
         &[
             x("x"),
-            arg("sorted", K::PrimValue),
-            arg("return_index", K::PrimValue),
-            arg("return_inverse", K::PrimValue),
-            arg("return_counts", K::PrimValue),
+            dflt("sorted", K::PrimValue, AD::Prim(1)),
+            dflt("return_index", K::PrimValue, AD::Prim(0)),
+            dflt("return_inverse", K::PrimValue, AD::Prim(0)),
+            dflt("return_counts", K::PrimValue, AD::Prim(0)),
             opt("axis", K::PrimValue),
         ],
     ),

@@ -8,12 +8,14 @@
 //! the expressions the symbolic matcher bound them to. Expressions are rebuilt exactly
 //! (no folding), as TVM's substitution does. The read and write regions of each block
 //! keep one region per buffer (the first), since two parameters may now be one buffer.
+//! Buffers named by loop and block annotations (`layout_free_placeholders`) are remapped like the
+//! buffers of the body, so that they name the fused function's buffers.
 
 use std::collections::HashMap;
 
 use relax_ir::prim::PrimExprData;
 use relax_ir::tir::{AttrNode, BlockNode, BufferRegion, IterVar, MatchBufferRegion, PrimFunc, StmtData};
-use relax_ir::{Buffer, BufferData, PrimExpr, Range, Stmt, SymVar, SymVarData};
+use relax_ir::{Attrs, Buffer, BufferData, PrimExpr, Range, Stmt, SymVar, SymVarData};
 
 /// Copies from one kernel into the target.
 pub struct Copier<'a> {
@@ -148,6 +150,7 @@ impl<'a> Copier<'a> {
                 let step = step.map(|x| self.expr(to, x));
                 let nv = self.define(to, var);
                 let body = self.stmt(to, body);
+                let annotations = self.annotations(to, &annotations);
                 StmtData::For { var: nv, min, extent, kind, thread, step, annotations, body }
             }
             StmtData::Block(b) => StmtData::Block(Box::new(self.block(to, &b))),
@@ -196,6 +199,11 @@ impl<'a> Copier<'a> {
         to.stmts.push(data)
     }
 
+    /// Copies loop or block annotations: the buffers they name are uses.
+    fn annotations(&mut self, to: &mut PrimFunc, a: &Attrs) -> Attrs {
+        Attrs(a.iter().map(|(k, v)| (k.to_string(), v.map_buffers(&mut |x| self.buffer_use(to, x)))).collect())
+    }
+
     fn block(&mut self, to: &mut PrimFunc, b: &BlockNode) -> BlockNode {
         let iter_vars: Vec<IterVar> = b
             .iter_vars
@@ -225,6 +233,9 @@ impl<'a> Copier<'a> {
             .collect();
         let reads = union_regions(b.reads.iter().map(|r| self.region(to, r)).collect());
         let writes = union_regions(b.writes.iter().map(|r| self.region(to, r)).collect());
+        // Buffers named by annotations (`layout_free_placeholders`) are uses, remapped
+        // as the body's are, after the block's own buffers are defined.
+        let annotations = self.annotations(to, &b.annotations);
         let predicate = b.predicate.map(|p| self.expr(to, p));
         let init = b.init.map(|i| self.stmt(to, i));
         let body = self.stmt(to, b.body);
@@ -234,7 +245,7 @@ impl<'a> Copier<'a> {
             predicate,
             reads,
             writes,
-            annotations: b.annotations.clone(),
+            annotations,
             alloc_buffers,
             match_buffers,
             init,

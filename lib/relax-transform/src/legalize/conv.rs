@@ -16,12 +16,13 @@
 //! plus one, simplified. Convolutions whose output layout differs from the input's are
 //! not legalized, as in TVM.
 
+use relax_ir::attrs::complete_ints;
 use relax_ir::{DataType, PrimExpr};
 
 use super::cx::Cx;
 use super::manipulate::pad_te;
 use super::te::simplify::simplify;
-use super::te::{Axes, CombinerKind, RAxis, Reduce};
+use super::te::{Axes, CombinerKind, RAxis, Reduce, Te};
 use super::{Legalize, Lowered};
 
 /// The legalization of a convolution (name without `relax.`).
@@ -50,22 +51,30 @@ fn inverse(p: &[usize]) -> Vec<usize> {
     inv
 }
 
-/// An integer-list attribute completed to `n` values as TVM's Python spellings are (and
-/// as type inference reads them): one value is repeated; for paddings of `2d` values,
-/// `d` values are repeated for both ends.
-pub fn complete(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
-    let v = v.unwrap_or_default();
-    match v.len() {
-        0 => vec![default; n],
-        1 => vec![v[0]; n],
-        l if l == n => v,
-        l if l * 2 == n => v.iter().chain(v.iter()).copied().collect(),
-        _ => {
-            let mut v = v;
-            v.resize(n, default);
-            v
-        }
-    }
+/// An output extent of a sliding window (TOPI's `conv` and `pool_impl_nd` alike):
+/// `(data - extent - 1 + pad_begin + pad_end) // stride + 1`, where `extent` is the
+/// dilated kernel size minus one, `(kernel - 1) * dilation`; built in that order, with
+/// `int32` constants, as TOPI builds it.
+pub(super) fn window_out_dim(
+    te: &mut Te,
+    data: PrimExpr,
+    extent: PrimExpr,
+    pad_begin: i64,
+    pad_end: i64,
+    stride: i64,
+) -> PrimExpr {
+    let i32c = |te: &mut Te, v: i64| te.pool.int(DataType::INT32, v);
+    let a = te.sub(data, extent);
+    let one = i32c(te, 1);
+    let a = te.sub(a, one);
+    let pb = i32c(te, pad_begin);
+    let a = te.add(a, pb);
+    let pe = i32c(te, pad_end);
+    let a = te.add(a, pe);
+    let st = i32c(te, stride);
+    let a = te.floordiv(a, st);
+    let one = i32c(te, 1);
+    te.add(a, one)
 }
 
 fn conv(cx: &mut Cx, dim: usize) -> Option<Lowered> {
@@ -75,9 +84,9 @@ fn conv(cx: &mut Cx, dim: usize) -> Option<Lowered> {
     if out_layout != data_layout || data_layout.len() != dim + 2 || kernel_layout.len() != dim + 2 {
         return None;
     }
-    let strides = complete(cx.attr_ints("strides"), dim, 1);
-    let padding = complete(cx.attr_ints("padding"), 2 * dim, 0);
-    let dilations = complete(cx.attr_ints("dilation"), dim, 1);
+    let strides = complete_ints(cx.attr_ints("strides"), dim, 1);
+    let padding = complete_ints(cx.attr_ints("padding"), 2 * dim, 0);
+    let dilations = complete_ints(cx.attr_ints("dilation"), dim, 1);
     let groups = cx.attr_int("groups").unwrap_or(1);
     let out_dtype = cx.attr_dtype("out_dtype").filter(|d| !d.is_void());
     if groups < 1 {
@@ -106,24 +115,14 @@ fn conv(cx: &mut Cx, dim: usize) -> Option<Lowered> {
     let num_filter = ws[kernel_to[0]];
     let kdims: Vec<PrimExpr> = kernel_to[2..].iter().map(|&i| ws[i]).collect();
     let (pad_begin, pad_end) = (padding[..dim].to_vec(), padding[dim..].to_vec());
-    let i32c = |te: &mut super::te::Te, v: i64| te.pool.int(DataType::INT32, v);
+    let i32c = |te: &mut Te, v: i64| te.pool.int(DataType::INT32, v);
     let mut out_dims = Vec::new();
     for i in 0..dim {
         let one = i32c(te, 1);
         let km1 = te.sub(kdims[i], one);
         let dil = i32c(te, dilations[i]);
         let kd = te.mul(km1, dil);
-        let a = te.sub(dims[i], kd);
-        let one = i32c(te, 1);
-        let a = te.sub(a, one);
-        let pb = i32c(te, pad_begin[i]);
-        let a = te.add(a, pb);
-        let pe = i32c(te, pad_end[i]);
-        let a = te.add(a, pe);
-        let st = i32c(te, strides[i]);
-        let a = te.floordiv(a, st);
-        let one = i32c(te, 1);
-        let a = te.add(a, one);
+        let a = window_out_dim(te, dims[i], kd, pad_begin[i], pad_end[i], strides[i]);
         out_dims.push(simplify(&mut te.pool, a));
     }
     let mut before = vec![0, 0];

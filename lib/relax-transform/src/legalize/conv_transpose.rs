@@ -15,10 +15,10 @@
 //! TVM 0.25, other layouts, an output layout other than the input's, and dilations other
 //! than 1 are not legalized.
 
+use relax_ir::attrs::complete_ints;
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
 
-use super::conv::complete;
 use super::cx::Cx;
 use super::manipulate::pad_te;
 use super::te::simplify::simplify;
@@ -95,10 +95,10 @@ fn conv_transpose(cx: &mut Cx, dim: usize) -> Option<Lowered> {
     if data_layout != dl || kernel_layout != kl || out_layout != data_layout {
         return None;
     }
-    let strides = complete(cx.attr_ints("strides"), dim, 1);
-    let padding = complete(cx.attr_ints("padding"), 2 * dim, 0);
-    let output_padding = complete(cx.attr_ints("output_padding"), dim, 0);
-    let dilation = complete(cx.attr_ints("dilation"), dim, 1);
+    let strides = complete_ints(cx.attr_ints("strides"), dim, 1);
+    let padding = complete_ints(cx.attr_ints("padding"), 2 * dim, 0);
+    let output_padding = complete_ints(cx.attr_ints("output_padding"), dim, 0);
+    let dilation = complete_ints(cx.attr_ints("dilation"), dim, 1);
     let groups = cx.attr_int("groups").unwrap_or(1);
     let out_dtype = cx.out_dtype()?;
     let x = cx.tensor(0)?;

@@ -54,7 +54,7 @@ use relax_ir::op::OpRef;
 use relax_ir::{
     DataType, Expr, ExprData, Func, Global, Module, PrimExpr, RelaxFunction, SymVar, TensorShape, Ty, TyData,
 };
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::{Anchor, ModuleFn, PassContext, PassInfo, PassOptions};
 
 use cx::Cx;
 use te::Tensor;
@@ -66,20 +66,8 @@ pub const INFO: PassInfo = PassInfo {
     summary: "lower high-level op calls to call_tir of TensorIR PrimFuncs",
     anchor: Anchor::Module,
     options: &[],
-    create,
+    create: |_| Ok(Box::new(ModuleFn(|m, _| Ok(legalize_module(m))))),
 };
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(LegalizeOps))
-}
-
-struct LegalizeOps;
-
-impl Pass for LegalizeOps {
-    fn run_module(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
-        Ok(legalize_module(m))
-    }
-}
 
 /// What a legalization produces: the PrimFunc's name hint and the output tensors.
 #[derive(Debug)]

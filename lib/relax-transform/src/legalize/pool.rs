@@ -18,10 +18,11 @@
 //! letters `N`, `C`, `D`, `H`, `W` (no split channels); an output layout other than the
 //! input's is left alone, as in TVM.
 
+use relax_ir::attrs::complete_ints;
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, Attrs, DataType, PrimExpr};
 
-use super::conv::complete;
+use super::conv::window_out_dim;
 use super::cx::Cx;
 use super::te::emit::min_value;
 use super::te::{Axes, CombinerKind, RAxis, Reduce, Te, Tensor};
@@ -108,10 +109,10 @@ fn pad(te: &mut Te, x: Tensor, before: &[i64], after: &[i64], value: PrimExpr) -
 /// `pool_impl_nd`.
 fn pool(cx: &mut Cx, dim: usize, max: bool) -> Option<Lowered> {
     let axes = pool_axes(cx, dim)?;
-    let kernel = complete(cx.attr_ints("pool_size"), dim, 1);
-    let stride = complete(cx.attr_ints("strides"), dim, 1);
-    let dilation = complete(cx.attr_ints("dilation"), dim, 1);
-    let padding = complete(cx.attr_ints("padding"), 2 * dim, 0);
+    let kernel = complete_ints(cx.attr_ints("pool_size"), dim, 1);
+    let stride = complete_ints(cx.attr_ints("strides"), dim, 1);
+    let dilation = complete_ints(cx.attr_ints("dilation"), dim, 1);
+    let padding = complete_ints(cx.attr_ints("padding"), 2 * dim, 0);
     let ceil_mode = cx.attr_bool("ceil_mode").unwrap_or(false);
     let count_include_pad = cx.attr_bool("count_include_pad").unwrap_or(false);
     let x = cx.tensor(0)?;
@@ -135,19 +136,8 @@ fn pool(cx: &mut Cx, dim: usize, max: bool) -> Option<Lowered> {
         do_pad = do_pad || padding[i] != 0 || pad_tail[i] != 0;
         before[ii] = padding[i];
         after[ii] = pad_tail[i];
-        // data - (kernel - 1) * dilation - 1 + head + tail
         let kd = i32c(te, (kernel[i] - 1) * dilation[i]);
-        let n = te.sub(shape[ii], kd);
-        let one = i32c(te, 1);
-        let n = te.sub(n, one);
-        let h = i32c(te, padding[i]);
-        let n = te.add(n, h);
-        let t = i32c(te, pad_tail[i]);
-        let n = te.add(n, t);
-        let s = i32c(te, stride[i]);
-        let raw = te.floordiv(n, s);
-        let one = i32c(te, 1);
-        let raw = te.add(raw, one);
+        let raw = window_out_dim(te, shape[ii], kd, padding[i], pad_tail[i], stride[i]);
         let dimv = if ceil_mode {
             let one = i32c(te, 1);
             let last = te.sub(raw, one);
@@ -259,7 +249,7 @@ fn adaptive(cx: &mut Cx, dim: usize) -> Option<Lowered> {
     }
     let out_size: Vec<PrimExpr> = match sizes {
         None => axes.iter().map(|&a| shape[a]).collect(),
-        Some(s) => complete(Some(s), dim, 1).iter().map(|&v| te.i64(v)).collect(),
+        Some(s) => complete_ints(Some(s), dim, 1).iter().map(|&v| te.i64(v)).collect(),
     };
     let in_size: Vec<PrimExpr> = axes.iter().map(|&a| shape[a]).collect();
     // The window's size, which TVM's simplifier finds (`in`, or `in / out`).

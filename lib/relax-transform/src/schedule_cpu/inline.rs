@@ -7,11 +7,16 @@
 //! X's whole shape, without `T.init` or `T.where`; X is allocated by the root block and
 //! written by nothing else; and every reader is a nest whose block reads X only at
 //! distinct iteration variables that cover all of its own (so nothing is recomputed).
+//!
+//! Block annotations that name X (`layout_free_placeholders`) count as uses: a block
+//! other than a reader that names X keeps X, and in the readers X is dropped from the
+//! annotation lists that name it (a bare buffer value naming X keeps X), so that no
+//! annotation names a buffer that is no longer allocated.
 
 use std::collections::HashMap;
 
 use relax_ir::tir::BufferRegion;
-use relax_ir::{Buffer, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
+use relax_ir::{AttrValue, Attrs, Buffer, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
 use super::nest::{Nest, block, block_mut};
 
@@ -100,6 +105,9 @@ pub fn mentions(f: &PrimFunc, s: Stmt, buf: Buffer) -> bool {
         StmtData::Block(b) => {
             m |= b.reads.iter().chain(&b.writes).any(|r| r.buffer == buf);
             m |= b.match_buffers.iter().any(|mb| mb.source.buffer == buf);
+            for (_, v) in b.annotations.iter() {
+                v.for_each_buffer(&mut |x| m |= x == buf);
+            }
             for iv in &b.iter_vars {
                 loads_of(&f.pool, iv.binding, buf, &mut loads);
             }
@@ -110,6 +118,28 @@ pub fn mentions(f: &PrimFunc, s: Stmt, buf: Buffer) -> bool {
         _ => {}
     });
     m || !loads.is_empty()
+}
+
+/// `v` without the list items that are the buffer `x`; `None` when `v` names `x`
+/// otherwise (a bare buffer value, which cannot be dropped).
+fn without_buffer(v: &AttrValue, x: Buffer) -> Option<AttrValue> {
+    let is_x = |v: &AttrValue| matches!(v, AttrValue::Buffer(b) if *b == x);
+    Some(match v {
+        AttrValue::Buffer(b) if *b == x => return None,
+        AttrValue::List(items) => {
+            AttrValue::List(items.iter().filter(|i| !is_x(i)).map(|i| without_buffer(i, x)).collect::<Option<_>>()?)
+        }
+        AttrValue::Dict(kv) => {
+            AttrValue::Dict(kv.iter().map(|(k, v)| Some((k.clone(), without_buffer(v, x)?))).collect::<Option<_>>()?)
+        }
+        AttrValue::Target(inner) => AttrValue::Target(Box::new(without_buffer(inner, x)?)),
+        v => v.clone(),
+    })
+}
+
+/// Annotations without the buffer `x` (see [`without_buffer`]).
+fn annotations_without(a: &Attrs, x: Buffer) -> Option<Attrs> {
+    a.iter().map(|(k, v)| Some((k.to_string(), without_buffer(v, x)?))).collect::<Option<_>>().map(Attrs)
 }
 
 /// The store `X[indices] = value` that is a block's whole body.
@@ -157,7 +187,10 @@ fn good_reader(f: &PrimFunc, s: Stmt, x: Buffer) -> bool {
     let Some(nest) = Nest::read(f, s) else { return false };
     let b = block(f, nest.block);
     let Some((dst, indices, value)) = single_store(f, b.body) else { return false };
-    if dst == x || b.match_buffers.iter().any(|m| m.source.buffer == x) {
+    if dst == x
+        || b.match_buffers.iter().any(|m| m.source.buffer == x)
+        || annotations_without(&b.annotations, x).is_none()
+    {
         return false;
     }
     if let Some(init) = b.init
@@ -222,6 +255,7 @@ pub fn inline_all(f: &mut PrimFunc, stmts: &mut Vec<Stmt>, allocs: &mut Vec<Buff
                     }
                 }
                 let bm = block_mut(f, nest.block);
+                bm.annotations = annotations_without(&bm.annotations, x).expect("checked");
                 bm.body = body;
                 bm.reads = reads;
             }

@@ -1,17 +1,22 @@
 //! A test client that spawns the real `relax-lsp` binary and speaks LSP to it over its
 //! stdin and stdout: `Content-Length` framed JSON-RPC, as an editor does. A reader thread
 //! parses the frames, so a server that hangs or dies fails the test after a timeout
-//! instead of blocking it.
+//! instead of blocking it. The requests are those of the in-process client of
+//! `lib/relax-lsp/tests/support`, whose `requests.rs` is included by path.
 
-#![allow(dead_code, reason = "each test file uses part of the client")]
+#![allow(dead_code, unused_imports, reason = "each test file uses part of the client")]
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+#[path = "../../../../lib/relax-lsp/tests/support/requests.rs"]
+mod requests;
+pub use requests::{LspClient, at, pos_params, range, slice};
 
 /// How long to wait for any one message.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -94,13 +99,23 @@ impl Server {
         }
     }
 
-    /// Sends a notification.
-    pub fn notify(&mut self, method: &str, params: Value) {
+    /// `shutdown`, `exit`; returns the exit status.
+    pub fn shutdown(mut self) -> ExitStatus {
+        assert_eq!(self.call("shutdown", Value::Null), Value::Null);
+        self.notify("exit", Value::Null);
+        self.stdin = None;
+        self.child.wait().unwrap()
+    }
+}
+
+impl LspClient for Server {
+    type Error = Value;
+
+    fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    /// Sends a request and waits for its response: `Ok(result)` or `Err(error)`.
-    pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -118,75 +133,18 @@ impl Server {
         }
     }
 
-    /// Sends a request and returns its result, failing on an error response.
-    pub fn call(&mut self, method: &str, params: Value) -> Value {
-        self.request(method, params).unwrap_or_else(|e| panic!("{method} failed: {e}"))
-    }
-
-    /// The next `textDocument/publishDiagnostics` for `uri`: its diagnostics.
-    pub fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
-        let deadline = Instant::now() + TIMEOUT;
+    fn notification(&mut self, method: &str) -> Value {
         loop {
-            let m = match self.pending.iter().position(|n| n["method"] == "textDocument/publishDiagnostics") {
+            let m = match self.pending.iter().position(|n| n["method"] == method) {
                 Some(i) => self.pending.remove(i).unwrap(),
-                None => {
-                    assert!(Instant::now() < deadline, "no diagnostics for {uri}");
-                    let m = self.recv("diagnostics");
-                    if m["method"] != "textDocument/publishDiagnostics" {
-                        self.pending.push_back(m);
-                        continue;
-                    }
-                    m
-                }
+                None => self.recv(&format!("{method} notification")),
             };
-            if m["params"]["uri"] == uri {
-                return m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            if m["method"] == method {
+                return m["params"].clone();
             }
+            assert!(m.get("id").is_none(), "the server sent a request or a stray response: {m}");
+            self.pending.push_back(m);
         }
-    }
-
-    /// Opens a document and returns its diagnostics.
-    pub fn open(&mut self, uri: &str, text: &str) -> Vec<Value> {
-        let doc = json!({"uri": uri, "languageId": "relax", "version": 1, "text": text});
-        self.notify("textDocument/didOpen", json!({ "textDocument": doc }));
-        self.diagnostics(uri)
-    }
-
-    /// Replaces a document's text (full sync) and returns its diagnostics.
-    pub fn change(&mut self, uri: &str, version: i32, text: &str) -> Vec<Value> {
-        let change = json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]});
-        self.notify("textDocument/didChange", change);
-        self.diagnostics(uri)
-    }
-
-    /// `textDocument/hover`: the markdown text, if any.
-    pub fn hover(&mut self, uri: &str, (line, character): (u32, u32)) -> Option<String> {
-        let r = self.call("textDocument/hover", pos_params(uri, line, character));
-        r["contents"]["value"].as_str().map(str::to_string)
-    }
-
-    /// `textDocument/definition`: the target range, if any.
-    pub fn definition(&mut self, uri: &str, (line, character): (u32, u32)) -> Option<(u64, u64, u64, u64)> {
-        let r = self.call("textDocument/definition", pos_params(uri, line, character));
-        if r.is_null() {
-            return None;
-        }
-        assert_eq!(r["uri"], uri, "{r}");
-        Some(range(&r["range"]))
-    }
-
-    /// `textDocument/formatting`.
-    pub fn format(&mut self, uri: &str) -> Result<Value, Value> {
-        let options = json!({"tabSize": 4, "insertSpaces": true});
-        self.request("textDocument/formatting", json!({"textDocument": {"uri": uri}, "options": options}))
-    }
-
-    /// `shutdown`, `exit`; returns the exit status.
-    pub fn shutdown(mut self) -> ExitStatus {
-        assert_eq!(self.call("shutdown", Value::Null), Value::Null);
-        self.notify("exit", Value::Null);
-        self.stdin = None;
-        self.child.wait().unwrap()
     }
 }
 
@@ -206,31 +164,4 @@ impl Drop for Server {
             let _ = self.child.wait();
         }
     }
-}
-
-/// Parameters of a position request.
-pub fn pos_params(uri: &str, line: u32, character: u32) -> Value {
-    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
-}
-
-/// An LSP range as `(start line, start character, end line, end character)`.
-pub fn range(r: &Value) -> (u64, u64, u64, u64) {
-    let n = |v: &Value| v.as_u64().unwrap();
-    (n(&r["start"]["line"]), n(&r["start"]["character"]), n(&r["end"]["line"]), n(&r["end"]["character"]))
-}
-
-/// The text of `range` in `text` (UTF-16 columns).
-pub fn slice(text: &str, (l0, c0, l1, c1): (u64, u64, u64, u64)) -> String {
-    let offset = |line: u64, ch: u64| {
-        let start: usize = text.split_inclusive('\n').take(line as usize).map(str::len).sum();
-        let mut units = 0;
-        for (i, c) in text[start..].char_indices() {
-            if units >= ch as usize || c == '\n' {
-                return start + i;
-            }
-            units += c.len_utf16();
-        }
-        text.len()
-    };
-    text[offset(l0, c0)..offset(l1, c1)].to_string()
 }

@@ -2,7 +2,7 @@
 //! spellings), DPS and packed calls, and calls of module and local functions.
 
 use relax_ir::attrs::{AttrValue, Attrs, FloatBits};
-use relax_ir::op::{self, ArgKind, AttrKind, Dflt, OpDef, OpRef, ParamRole};
+use relax_ir::op::{self, ArgDflt, ArgKind, AttrKind, Dflt, OpDef, OpRef, ParamRole};
 use relax_ir::{Call, DataType, Expr, ExprData, Ty, TyData};
 
 use super::super::attrs::lower_attr_value;
@@ -398,6 +398,9 @@ fn table_call(
         slots[i].push(&k.value);
     }
     let mut args = Vec::new();
+    // Where each argument parameter's value went in `args` (for the defaults that refer to
+    // an earlier argument).
+    let mut arg_at: Vec<(&str, usize)> = Vec::new();
     let mut attrs = Attrs::new();
     for (i, p) in def.params.iter().enumerate() {
         match p.role {
@@ -406,9 +409,17 @@ fn table_call(
                     args.push(leaf(fx, a)?);
                 }
             }
-            ParamRole::Arg { kind, optional } => match slots[i].first() {
-                Some(a) if !(optional && matches!(a.kind, ExprKind::None)) => args.push(coerce_arg(fx, a, kind)?),
+            ParamRole::Arg { kind, optional, default } => match (slots[i].first(), default) {
+                (Some(a), _) if !(optional && matches!(a.kind, ExprKind::None)) => {
+                    arg_at.push((p.name, args.len()));
+                    args.push(coerce_arg(fx, a, kind)?);
+                }
                 _ if optional => {}
+                (None, Some(d)) => {
+                    let v = arg_default(fx, d, &arg_at, &mut args, e.span);
+                    arg_at.push((p.name, args.len()));
+                    args.push(v);
+                }
                 _ if kind == ArgKind::FormatStr => {
                     let ty = fx.ty(TyData::Object);
                     args.push(fx.add(ExprData::Str(String::new()), Some(ty), e.span));
@@ -455,6 +466,38 @@ fn table_call(
     op_call(fx, op, args, attrs, sinfo_args, e.span)
 }
 
+/// The value of a Relax argument left out of the text, as TVM's Python wrapper fills it in.
+/// `arg_at` says where the earlier arguments are in `args` (the table only names earlier
+/// ones; a name not found falls back to the plain value).
+fn arg_default(
+    fx: &mut FuncCx<'_, '_>,
+    default: ArgDflt,
+    arg_at: &[(&str, usize)],
+    args: &mut [Expr],
+    span: ast::Span,
+) -> Expr {
+    let at = |name: &str| arg_at.iter().find(|(n, _)| *n == name).map(|&(_, i)| i);
+    let int = |fx: &mut FuncCx<'_, '_>, v: i64| {
+        let p = fx.f.pool.i64(v);
+        prim_value(fx, p, span)
+    };
+    match default {
+        ArgDflt::Prim(v) => int(fx, v),
+        ArgDflt::SameAs(name) | ArgDflt::TakeFrom(name, _) => {
+            let Some(i) = at(name) else { return int(fx, 0) };
+            // The arguments are leaves: a copy of the node is the same value.
+            let src = args[i];
+            let copy = fx.f.exprs[src].clone();
+            let ty = fx.f.expr_ty[src];
+            let v = fx.add(copy, ty, span);
+            if let ArgDflt::TakeFrom(_, replacement) = default {
+                args[i] = int(fx, replacement);
+            }
+            v
+        }
+    }
+}
+
 /// A Relax argument written in a convenience spelling.
 fn coerce_arg(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: ArgKind) -> LResult<Expr> {
     match (kind, &a.kind) {
@@ -478,6 +521,12 @@ fn coerce_arg(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: ArgKind) -> LResult<
         }
         (ArgKind::PrimValueTuple, _) if a.as_signed_int().is_some() => {
             exprs::tuple(fx, std::slice::from_ref(a), a.span)
+        }
+        // TVM's Python wrappers build `PrimValue(True)`, an int64 (a Python bool is an
+        // int). (`R.prim_value(True)` stays a bool: it is how TVM prints `T.bool(True)`.)
+        (ArgKind::PrimValue, ExprKind::Bool(b)) => {
+            let p = fx.f.pool.i64(i64::from(*b));
+            Ok(prim_value(fx, p, a.span))
         }
         (ArgKind::Callee, ExprKind::Str(s)) => Ok(extern_func(fx, s, a.span)),
         (ArgKind::Str | ArgKind::FormatStr, ExprKind::Str(s)) => {

@@ -50,10 +50,9 @@ pub(crate) struct FuncCx<'a, 'd> {
     pub block: OpenBlock,
     /// Finished blocks of the sequence being built.
     pub blocks: Vec<relax_ir::Block>,
-    /// Names already used for variables of this function (for fresh names).
-    pub used_names: HashSet<String>,
-    /// Counter for `lv` names.
-    pub fresh: u32,
+    /// The names `fresh_name` gave out, each with the last suffix tried for it (TVM's
+    /// `NameSupply` of the function's block builder).
+    pub name_supply: HashMap<String, u32>,
     /// Where the dataflow variables of finished dataflow blocks were defined, by name,
     /// to explain an "undefined variable" error for a use after the block.
     pub dataflow_locals: HashMap<String, Span>,
@@ -65,7 +64,6 @@ pub(crate) struct FuncCx<'a, 'd> {
 impl<'a, 'd> FuncCx<'a, 'd> {
     /// A context over `f`.
     pub fn new(cx: &'a mut ModuleCx<'d>, f: &'a mut RelaxFunction) -> FuncCx<'a, 'd> {
-        let used_names = f.vars.values().map(|v| v.name.clone()).collect();
         // Variables of the pool at this point are the signature's symbolic variables.
         let syms = f.pool.vars.iter().map(|(v, d)| (d.name.clone(), v)).collect();
         FuncCx {
@@ -75,8 +73,7 @@ impl<'a, 'd> FuncCx<'a, 'd> {
             scopes: vec![HashMap::new()],
             block: OpenBlock::default(),
             blocks: Vec::new(),
-            used_names,
-            fresh: 0,
+            name_supply: HashMap::new(),
             dataflow_locals: HashMap::new(),
             poisoned: HashSet::new(),
         }
@@ -101,20 +98,41 @@ impl<'a, 'd> FuncCx<'a, 'd> {
     pub fn define_var(&mut self, name: &str, ty: Ty, span: ast::Span) -> Var {
         let v = self.f.add_var(name, ty, false);
         self.f.spans.vars.set(v, super::sp(span));
-        self.used_names.insert(name.to_string());
         self.scopes.last_mut().expect("a scope is always open").insert(name.to_string(), v);
         v
     }
 
-    /// A fresh name `base`, `base1`, `base2`, ... not used by this function.
+    /// A fresh name `base`, `base1`, `base2`, ..., as TVM's `NameSupply::FreshName` gives
+    /// them: it skips only the names it gave out before, not the names written in the text
+    /// (the printer tells equal names apart, `gv` and `gv_1`, as TVM's does).
     pub fn fresh_name(&mut self, base: &str) -> String {
-        loop {
-            let name = if self.fresh == 0 { base.to_string() } else { format!("{base}{}", self.fresh) };
-            self.fresh += 1;
-            if !self.used_names.contains(&name) {
-                return name;
-            }
+        let Some(&last) = self.name_supply.get(base) else {
+            self.name_supply.insert(base.to_string(), 0);
+            return base.to_string();
+        };
+        let mut suffix = last;
+        let mut name = base.to_string();
+        while self.name_supply.contains_key(&name) {
+            suffix += 1;
+            name = format!("{base}{suffix}");
         }
+        self.name_supply.insert(base.to_string(), suffix);
+        self.name_supply.insert(name.clone(), 0);
+        name
+    }
+
+    /// The fresh name of a binding in the open block: TVM's block builder names every
+    /// variable it emits `lv...` in a dataflow block and `gv...` elsewhere, and renames
+    /// the ones the text names afterwards.
+    pub fn binding_name(&mut self) -> String {
+        self.fresh_name(if self.block.dataflow { "lv" } else { "gv" })
+    }
+
+    /// Takes the fresh name that TVM's block builder gives a binding written with a name
+    /// (every assignment, `if` and expression statement): the next unnamed binding
+    /// numbers on from it.
+    pub fn skip_binding_name(&mut self) {
+        let _ = self.binding_name();
     }
 
     /// Appends a binding to the open block.
@@ -132,8 +150,11 @@ impl<'a, 'd> FuncCx<'a, 'd> {
                 t
             }
         };
-        let name = self.fresh_name("lv");
-        let v = self.define_var(&name, ty, span);
+        // Not in scope: the text cannot refer to it by name (and a variable the text
+        // defines under the same name stays visible).
+        let name = self.binding_name();
+        let v = self.f.add_var(name, ty, false);
+        self.f.spans.vars.set(v, super::sp(span));
         self.emit(v, value, BindingKind::Value);
         let e = self.f.use_var(v);
         self.f.spans.exprs.set(e, super::sp(span));

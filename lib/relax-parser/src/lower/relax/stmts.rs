@@ -89,6 +89,7 @@ fn lower_seq_inner(fx: &mut FuncCx<'_, '_>, stmts: &[ast::Stmt], cxk: Context, e
                 // A nested `if` ends the branch: its variable, renamed `{name}_{which}`
                 // as TVM's parser names it, is the branch's value.
                 lower_if(fx, stmt, cond, then_body, else_body.as_deref()).map(|r| {
+                    fx.skip_binding_name();
                     let var = fx.define_var(&format!("{}_{which}", r.name), r.ty, stmt.span);
                     fx.emit(var, r.value, BindingKind::Value);
                     body = Some(fx.f.use_var(var));
@@ -143,6 +144,7 @@ fn branch_result(
         None => None,
     };
     let val = value(fx, v, ann)?;
+    fx.skip_binding_name();
     match (fx.f.ty_of(val), ann) {
         (Some(inferred), Some(a)) => check_annotation(fx, a, inferred, name, stmt.span)?,
         (None, _) => {
@@ -265,6 +267,7 @@ fn binding(
             return Err(rep);
         }
     };
+    fx.skip_binding_name();
     let var = fx.define_var(name, ty, stmt.span);
     // A value computed from a failed binding is as unknown as it.
     let poisoned = match &fx.f.exprs[val] {
@@ -348,7 +351,9 @@ fn expression_statement(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, e: &ast::Expr
             void
         }
     };
-    let name = if fx.f.pool.ty(ty).is_void() { "_".to_string() } else { fx.fresh_name("lv") };
+    // TVM's block builder names the binding whether or not the printer shows the name.
+    let fresh = fx.binding_name();
+    let name = if fx.f.pool.ty(ty).is_void() { "_".to_string() } else { fresh };
     let var = fx.define_var(&name, ty, stmt.span);
     fx.emit(var, val, BindingKind::Value);
     Ok(())
@@ -443,6 +448,7 @@ fn if_stmt(
     else_body: Option<&[ast::Stmt]>,
 ) -> LResult<()> {
     let r = lower_if(fx, stmt, cond, then_body, else_body)?;
+    fx.skip_binding_name();
     let var = fx.define_var(&r.name, r.ty, stmt.span);
     fx.emit(var, r.value, BindingKind::Value);
     Ok(())
@@ -506,12 +512,16 @@ fn local_function(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, def: &ast::Function
         return Err(fx.d().error(def.name.span, "a local function needs `@R.function`"));
     }
     fx.scopes.push(HashMap::new());
+    // A local function has names of its own (TVM builds it in a new block builder frame).
+    let outer_names = std::mem::take(&mut fx.name_supply);
     let r = local_function_inner(fx, def, pure);
+    fx.name_supply = outer_names;
     fx.scopes.pop();
     let node = r?;
     let param_tys: Vec<Ty> = node.params.iter().map(|&p| fx.f.vars[p].ty).collect();
     let ty = fx.ty(TyData::Callable { params: Some(param_tys), ret: node.ret, pure });
     let val = fx.add(ExprData::Function(Box::new(node)), Some(ty), stmt.span);
+    fx.skip_binding_name();
     let var = fx.define_var(&def.name.name, ty, stmt.span);
     fx.emit(var, val, BindingKind::Value);
     Ok(())
