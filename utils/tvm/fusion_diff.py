@@ -33,32 +33,14 @@ Run it with TVM 0.25's Python (`~/.cache/relax-peers/tvm025/bin/python`). relax-
 defaults to `$CARGO_TARGET_DIR/debug/relax-opt`, else `target/debug/relax-opt`.
 """
 import difflib
-import os
 import re
-import subprocess
 import sys
-import tempfile
 
 import tvm  # noqa: F401  (registers the script parser)
 from tvm import relax
 from tvm.script import from_source
 
-try:  # TVM 0.25 moved structural equality into tvm_ffi.
-    from tvm_ffi import structural_equal
-except ImportError:  # pragma: no cover - older releases
-    structural_equal = tvm.ir.structural_equal
-
-
-def default_relax_opt():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target"))
-    return os.path.join(target, "debug", "relax-opt")
-
-
-def last_line(e):
-    lines = [l for l in str(e).strip().splitlines() if l.strip()]
-    return lines[-1] if lines else repr(e)
+from common import default_tool, last_line, run_relax_opt, split_chunks, structural_equal
 
 
 TVM_PASSES = {
@@ -162,13 +144,7 @@ def check_chunk(chunk, relax_opt, stage, tvm_legalized=False):
         theirs = theirs_mod.script()
     except Exception as e:  # noqa: BLE001 - any TVM failure skips the chunk
         return "skipped", f"TVM: {last_line(e)}", {}, {}
-    with tempfile.NamedTemporaryFile("w", suffix=".rlx", delete=False) as f:
-        f.write(chunk)
-        path = f.name
-    try:
-        run = subprocess.run([relax_opt, path] + flags, capture_output=True, text=True)
-    finally:
-        os.unlink(path)
+    run = run_relax_opt(relax_opt, chunk, flags)
     tc = kernel_counts(theirs_mod)
     if run.returncode != 0:
         return "FAILED", f"relax-opt failed:\n{run.stderr}", tc, {}
@@ -209,7 +185,7 @@ def check_chunk(chunk, relax_opt, stage, tvm_legalized=False):
 
 
 def main(argv):
-    relax_opt = default_relax_opt()
+    relax_opt = default_tool("relax-opt")
     quiet = False
     show_diff = False
     stage = "zero"
@@ -241,7 +217,7 @@ def main(argv):
     total_tvm = total_ours = 0
     for path in files:
         text = open(path, encoding="utf-8").read()
-        chunks = re.split(r"(?m)^# -----.*\n", text)
+        chunks = split_chunks(text)
         for i, chunk in enumerate(chunks):
             if "@I.ir_module" not in chunk:
                 continue

@@ -30,7 +30,6 @@ relax-opt default to `$CARGO_TARGET_DIR/debug/`, else `target/debug/`.
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ from tvm import relax  # noqa: E402
 from tvm.script import from_source  # noqa: E402
 
 import run_diff  # noqa: E402
+from common import default_tool, last_line, run_relax_opt, split_chunks  # noqa: E402
 
 
 def relax_outputs(relax_run, text, name, arrays, d, tag):
@@ -101,7 +101,7 @@ def check_function(where, chunk, fused, mod, name, relax_run, seed):
         theirs = []
         run_diff.flatten(vm[name](*[m[0] for m in made]), theirs)
     except Exception as e:  # noqa: BLE001 - TVM failures skip the comparison with TVM
-        return "tvm skipped", run_diff.last_line(e)
+        return "tvm skipped", last_line(e)
     diff = run_diff.compare(ours, theirs)
     return ("tvm differs", diff) if diff else ("same", "")
 
@@ -110,18 +110,18 @@ def check_file(path, relax_opt, relax_run, seed, quiet):
     """Checks one file; prints one line per function and a last line `COUNTS <json>`."""
     counts = {}
     text = open(path, encoding="utf-8").read()
-    for ci, chunk in enumerate(c for c in re.split(r"(?m)^# -----.*\n", text) if "def " in c):
+    for ci, chunk in enumerate(c for c in split_chunks(text) if "def " in c):
         where = f"{path}#{ci}"
         try:
             mod = from_source(chunk)
         except Exception as e:  # noqa: BLE001
             counts["skipped"] = counts.get("skipped", 0) + 1
             if not quiet:
-                print(f"{where}: skipped (TVM cannot parse: {run_diff.last_line(e)})")
+                print(f"{where}: skipped (TVM cannot parse: {last_line(e)})")
             continue
         if not isinstance(mod, tvm.IRModule):
             mod = tvm.IRModule({"main": mod})
-        fused = subprocess.run([relax_opt, "-", "--zero"], input=chunk, capture_output=True, text=True)
+        fused = run_relax_opt(relax_opt, chunk, ["--zero"])
         if fused.returncode != 0:
             counts["relax failed"] = counts.get("relax failed", 0) + 1
             print(f"{where}: relax failed (relax-opt --zero: {fused.stderr.strip()[:300]})")
@@ -139,7 +139,7 @@ def check_file(path, relax_opt, relax_run, seed, quiet):
 
 
 def main(argv):
-    relax_run = run_diff.default_tool("relax-run")
+    relax_run = default_tool("relax-run")
     relax_opt = os.path.join(os.path.dirname(relax_run), "relax-opt")
     seed, quiet, one, files = 0, False, False, []
     it = iter(argv)

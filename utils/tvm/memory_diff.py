@@ -52,10 +52,7 @@ import tvm  # noqa: F401  (registers the script parser)
 from tvm import relax
 from tvm.script import from_source
 
-try:  # TVM 0.25 moved structural equality into tvm_ffi.
-    from tvm_ffi import structural_equal
-except ImportError:  # pragma: no cover - older releases
-    structural_equal = tvm.ir.structural_equal
+from common import default_tool, run_relax_opt, split_chunks, structural_equal
 
 PLAN = ["RewriteDataflowReshape", "ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory"]
 KILL = ["LowerAllocTensor", "KillAfterLastUse"]
@@ -68,14 +65,10 @@ OURS_PLAN = [
 ]
 
 
-def default_relax_opt():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target"))
-    return os.path.join(target, "debug", "relax-opt")
-
-
 def last_line(e):
+    """The last line of an exception's message or of an error output that mentions an
+    error, else its last line (unlike `common.last_line`, which takes the last line: TVM's
+    memory passes and relax-opt's diagnostics put notes after the error line)."""
     lines = [l for l in str(e).strip().splitlines() if l.strip()]
     msgs = [l for l in lines if "error" in l.lower() or "Error" in l]
     return (msgs or lines or [repr(e)])[-1].strip()
@@ -139,17 +132,6 @@ def relax_equal(a, b):
     return all(structural_equal(fa[n], fb[n], map_free_vars=True) for n in fa)
 
 
-def relax_opt(relax_opt_path, text, flags):
-    with tempfile.NamedTemporaryFile("w", suffix=".rlx", delete=False) as f:
-        f.write(text)
-        path = f.name
-    try:
-        run = subprocess.run([relax_opt_path, path, *flags], capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    return run
-
-
 def strip_alloc_sinfo(text):
     """Drops `sinfo_args=` from `R.builtin.alloc_tensor(...)`: TVM prints it but its
     parser rejects it, so TVM cannot read its own (or relax's) text otherwise."""
@@ -183,7 +165,7 @@ def check_module(chunk, relax_opt_path, run=False):
     """Returns (verdict, detail, texts)."""
     run_nums = run
     # The canonical (TVM 0.25) spelling of the chunk, which TVM 0.25 reads.
-    canon = relax_opt(relax_opt_path, chunk, [])
+    canon = run_relax_opt(relax_opt_path, chunk, [])
     if canon.returncode != 0:
         return "skipped", f"relax-opt cannot read it: {last_line(canon.stderr)}", None
     try:
@@ -203,20 +185,20 @@ def check_module(chunk, relax_opt_path, run=False):
         theirs = from_source(strip_alloc_sinfo(theirs_text))
         theirs_killed = from_source(strip_alloc_sinfo(theirs_killed.script()))
     except Exception as e:  # noqa: BLE001 - TVM planned invalid IR
-        run = relax_opt(relax_opt_path, source, OURS_PLAN)
-        ok = run.returncode == 0 and relax_opt(relax_opt_path, run.stdout, ["--kill-after-last-use"]).returncode == 0
+        run = run_relax_opt(relax_opt_path, source, OURS_PLAN)
+        ok = run.returncode == 0 and run_relax_opt(relax_opt_path, run.stdout, ["--kill-after-last-use"]).returncode == 0
         verdict = "tvm-invalid" if ok else "FAILED"
         detail = f"TVM's planned module does not parse: {last_line(e)}"
         if ok and run_nums:
-            killed = relax_opt(relax_opt_path, run.stdout, ["--lower-alloc-tensor", "--kill-after-last-use"])
+            killed = run_relax_opt(relax_opt_path, run.stdout, ["--lower-alloc-tensor", "--kill-after-last-use"])
             _, plan_diffs, compared = run_numbers(mod, killed.stdout, relax_opt_path, source, with_tvm=False)
             if plan_diffs:
                 return "NUMBERS", "\n".join(plan_diffs), (main_text(theirs_text), main_text(run.stdout))
             detail += f"\nnumbers: {compared} function(s) run, equal to the unplanned module's"
         return verdict, detail, (main_text(theirs_text), main_text(run.stdout))
-    if relax_opt(relax_opt_path, source, []).returncode != 0:
+    if run_relax_opt(relax_opt_path, source, []).returncode != 0:
         # relax cannot read TVM's legalized text: start from relax's legalization.
-        legal = relax_opt(relax_opt_path, canon.stdout, ["--legalize-ops"])
+        legal = run_relax_opt(relax_opt_path, canon.stdout, ["--legalize-ops"])
         if legal.returncode != 0:
             return "skipped", f"relax cannot read TVM's legalized text: {last_line(legal.stderr)}", None
         try:
@@ -228,11 +210,11 @@ def check_module(chunk, relax_opt_path, run=False):
             theirs_killed = from_source(strip_alloc_sinfo(theirs_killed.script()))
         except Exception as e:  # noqa: BLE001
             return "skipped", f"TVM on relax's legalized text: {last_line(e)}", None
-    run = relax_opt(relax_opt_path, source, OURS_PLAN)
+    run = run_relax_opt(relax_opt_path, source, OURS_PLAN)
     if run.returncode != 0:
         return "FAILED", f"relax-opt planning failed:\n{run.stderr}", None
     ours_text = run.stdout
-    run2 = relax_opt(relax_opt_path, ours_text, ["--lower-alloc-tensor", "--kill-after-last-use"])
+    run2 = run_relax_opt(relax_opt_path, ours_text, ["--lower-alloc-tensor", "--kill-after-last-use"])
     if run2.returncode != 0:
         return "FAILED", f"relax-opt --lower-alloc-tensor --kill-after-last-use failed:\n{run2.stderr}", None
     try:
@@ -243,7 +225,7 @@ def check_module(chunk, relax_opt_path, run=False):
     texts = (main_text(theirs.script()), main_text(ours_text))
     st, so = storage_stats(theirs), storage_stats(ours)
     # Is TVM's plan safe? relax's self-check reads it (`plan-memory{check-only=true}`).
-    check = relax_opt(relax_opt_path, theirs_text, ["--pass-pipeline=plan-memory{check-only=true}"])
+    check = run_relax_opt(relax_opt_path, theirs_text, ["--pass-pipeline=plan-memory{check-only=true}"])
     unsafe = check.returncode != 0 and "is unsafe" in check.stderr
     worse, better = [], []
     for name in sorted(set(st) | set(so)):
@@ -424,11 +406,11 @@ def chunks_of(text):
         first = re.split(r"(?m)^(?:prim funcs|out shapes): ", parts[0])[0] if parts else ""
         first = first.replace("\n# -----\n", "\n")
         return [first] if "@I.ir_module" in first else []
-    return [c for c in re.split(r"(?m)^# -----.*\n", text) if "@I.ir_module" in c or "@R.function" in c]
+    return [c for c in split_chunks(text) if "@I.ir_module" in c or "@R.function" in c]
 
 
 def main(argv):
-    relax_opt_path = default_relax_opt()
+    relax_opt_path = default_tool("relax-opt")
     quiet = show_text = run = False
     files = []
     it = iter(argv)

@@ -6,7 +6,7 @@
 //! Random values follow each parameter's annotation: floats uniform in `[-1, 1)` (rounded
 //! to the dtype), integers in `[1, 4]` (no division by zero, small indices), bools either
 //! way; shapes from the dims, with symbolic variables taken from `--sym` or from the
-//! given inputs. Each parameter draws from its own stream (the seed and its position),
+//! given inputs; a tensor over 1 GiB is an error. Each parameter draws from its own stream (the seed and its position),
 //! so giving one parameter by file does not change the others.
 
 use relax_ir::{DataType, Global, Module, RelaxFunction, SymVar, TensorShape, Ty, TyData};
@@ -16,6 +16,10 @@ use crate::error::{RunError, RunResult};
 use crate::relax::sym::{Syms, eval_dim};
 use crate::scalar::Scalar;
 use crate::value::{Tensor, Value, numel};
+
+/// The largest tensor `--seed` fills (1 GiB): a larger one would not fit in memory or take
+/// minutes to draw, so it is an error.
+const MAX_RANDOM_BYTES: u64 = 1 << 30;
 
 /// A small deterministic generator (SplitMix64).
 #[derive(Clone, Debug)]
@@ -88,6 +92,12 @@ fn random_value(f: &RelaxFunction, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &s
             let mut s = Vec::with_capacity(dims.len());
             for &d in dims {
                 s.push(eval_dim(&f.pool, d, syms).map_err(|_| unbound(d))?);
+            }
+            let bytes = s.iter().try_fold(dtype.bytes(), |n, &d| n.checked_mul(d.max(0) as u64));
+            if bytes.is_none_or(|b| b > MAX_RANDOM_BYTES) {
+                return Err(RunError::new(format!(
+                    "parameter `{pname}` of shape {s:?} is too large for a random input (over {MAX_RANDOM_BYTES} bytes): give it with `--input`"
+                )));
             }
             Ok(Value::Tensor(rng.tensor(&s, *dtype)))
         }

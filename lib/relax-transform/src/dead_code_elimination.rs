@@ -55,7 +55,9 @@ fn callees(f: &RelaxFunction) -> Vec<Global> {
     out
 }
 
-fn remove_unreachable(m: &mut Module) -> bool {
+/// Removes the Relax and TIR functions unreachable from the public ones (and externs);
+/// true when something was removed. Shared with `fuse-tir`'s clean-up.
+pub(crate) fn remove_unreachable(m: &mut Module) -> bool {
     if m.is_single_function() {
         return false;
     }

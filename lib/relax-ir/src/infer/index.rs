@@ -96,6 +96,12 @@ fn strided_slice(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
             return Err(cx.err(format!("{} axes were given but {n} `{what}` values", axes.len())));
         }
     }
+    for (what, vals) in [("begin", &begin), ("end", &end), ("strides", &strides)] {
+        if let Some(&v) = vals.iter().find(|&&v| !cx.f.pool.dtype(v).is_int()) {
+            let dt = cx.f.pool.dtype(v);
+            return Err(cx.err(format!("`{what}` values must be integers, but one has dtype `{dt}`")));
+        }
+    }
     let Some(values) = x.values.clone() else {
         if axes.is_empty() {
             return Ok(cx.tensor(x.shape.clone(), x.dtype, x.ndim, x.vdevice.clone()));

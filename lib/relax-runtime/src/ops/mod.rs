@@ -12,14 +12,18 @@
 //! [`reduce`] (sums, means, extrema, variance, arg-reductions), [`nn`] (activations,
 //! softmax, norms), [`linalg`] (`matmul`), [`manipulate`] (reshape and friends,
 //! indexing), [`create`] (`full`, `arange`, `tril`, ...), [`scan`] (`cumsum`, `cumprod`,
-//! `sort`, `argsort`, which have no legalization).
+//! `sort`, `argsort`, which have no legalization), [`conv`] (convolutions), [`pool`]
+//! (pooling). A kernel that does not handle a case (a layout, a dtype) returns
+//! [`unsupported`], and the call runs through its legalization instead.
 
+pub mod conv;
 pub mod create;
 pub mod elementwise;
 pub mod legalize;
 pub mod linalg;
 pub mod manipulate;
 pub mod nn;
+pub mod pool;
 pub mod reduce;
 pub mod scan;
 
@@ -134,6 +138,17 @@ pub fn kernel(name: &str) -> Option<Kernel> {
         .or_else(|| manipulate::lookup(short))
         .or_else(|| create::lookup(short))
         .or_else(|| scan::lookup(short))
+        .or_else(|| conv::lookup(short))
+        .or_else(|| pool::lookup(short))
+}
+
+/// The message of [`unsupported`].
+const UNSUPPORTED: &str = "\u{0}no kernel for this case";
+
+/// What a kernel returns for a case it does not handle: the call then runs through its
+/// legalization.
+pub fn unsupported() -> RunError {
+    RunError::new(UNSUPPORTED)
 }
 
 /// Runs a compute op (or one of the value-level ops: `shape_of`, ...).
@@ -160,7 +175,14 @@ pub fn run_op<'m>(
     {
         let op_name = relax_ir::op::lookup(name).map_or("", |id| short(id.name()));
         let ka = KernelArgs { op_name, args, call, out };
-        return k(&ka).map_err(|err| RunError { message: format!("`R.{}`: {}", short(name), err.message), ..err });
+        match k(&ka) {
+            Err(err) if err.message == UNSUPPORTED && legalizable => {
+                return legalize::run(interp, fr, e, call, name, ka.args);
+            }
+            r => {
+                return r.map_err(|err| RunError { message: format!("`R.{}`: {}", short(name), err.message), ..err });
+            }
+        }
     }
     legalize::run(interp, fr, e, call, name, args)
 }

@@ -68,38 +68,7 @@ pub fn expand_tuple_arguments(m: &mut Module) -> bool {
 /// TVM's `DeadCodeElimination`: functions unreachable from the public ones are removed,
 /// then unused bindings without effects (`match_cast` bindings are kept, as in TVM).
 pub fn dead_code_elimination(m: &mut Module) -> bool {
-    let mut changed = false;
-    if !m.is_single_function() {
-        let mut live: HashSet<Global> = HashSet::new();
-        let mut stack: Vec<Global> = m
-            .live()
-            .filter(|(_, gd)| match &gd.func {
-                Func::Relax(f) => f.func.attrs.get("global_symbol").is_some(),
-                Func::Prim(f) => f.attrs.get("global_symbol").is_some(),
-                Func::Extern(_) => true,
-                _ => false,
-            })
-            .map(|(g, _)| g)
-            .collect();
-        while let Some(g) = stack.pop() {
-            if !live.insert(g) {
-                continue;
-            }
-            if let Some(f) = m.relax(g) {
-                for_each_reachable(f, |_, d| {
-                    if let ExprData::Global(x) = d {
-                        stack.push(*x);
-                    }
-                });
-            }
-        }
-        for (g, gd) in m.globals.iter_mut() {
-            if matches!(gd.func, Func::Relax(_) | Func::Prim(_)) && !live.contains(&g) {
-                gd.func = Func::Removed;
-                changed = true;
-            }
-        }
-    }
+    let mut changed = crate::dead_code_elimination::remove_unreachable(m);
     let impure: HashSet<Global> = m
         .live()
         .filter(|(_, gd)| match &gd.func {

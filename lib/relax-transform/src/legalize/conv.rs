@@ -51,6 +51,14 @@ fn inverse(p: &[usize]) -> Vec<usize> {
     inv
 }
 
+/// Whether window attributes (kernel sizes, strides, dilations, paddings) all fit in
+/// `int32`, the type of the constants the window arithmetic is built with. Type inference
+/// accepts values beyond (wrapping, as TVM does); such a call is left unlegalized rather
+/// than overflowing the arithmetic here.
+pub(super) fn fit_int32(lists: &[&[i64]]) -> bool {
+    lists.iter().all(|l| l.iter().all(|&v| i32::try_from(v).is_ok()))
+}
+
 /// An output extent of a sliding window (TOPI's `conv` and `pool_impl_nd` alike):
 /// `(data - extent - 1 + pad_begin + pad_end) // stride + 1`, where `extent` is the
 /// dilated kernel size minus one, `(kernel - 1) * dilation`; built in that order, with
@@ -89,7 +97,7 @@ fn conv(cx: &mut Cx, dim: usize) -> Option<Lowered> {
     let dilations = complete_ints(cx.attr_ints("dilation"), dim, 1);
     let groups = cx.attr_int("groups").unwrap_or(1);
     let out_dtype = cx.attr_dtype("out_dtype").filter(|d| !d.is_void());
-    if groups < 1 {
+    if groups < 1 || !fit_int32(&[&strides, &padding, &dilations]) {
         return None;
     }
     let x = cx.tensor(0)?;

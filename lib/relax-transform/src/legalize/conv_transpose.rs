@@ -19,6 +19,7 @@ use relax_ir::attrs::complete_ints;
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
 
+use super::conv::fit_int32;
 use super::cx::Cx;
 use super::manipulate::pad_te;
 use super::te::simplify::simplify;
@@ -118,6 +119,9 @@ fn conv_transpose(cx: &mut Cx, dim: usize) -> Option<Lowered> {
     let in_channels = xs[1];
     let out_c = ws[1];
     let k: Vec<i64> = ws[2..].iter().map(|&d| te.pool.as_int(d)).collect::<Option<_>>()?;
+    if !fit_int32(&[&k, &strides, &padding, &output_padding]) {
+        return None;
+    }
     let mut s = vec![1, 1];
     s.extend(&strides);
     let data_dilate = dilate(te, x, &s, "data_dilate");

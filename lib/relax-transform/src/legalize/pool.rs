@@ -22,7 +22,7 @@ use relax_ir::attrs::complete_ints;
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, Attrs, DataType, PrimExpr};
 
-use super::conv::window_out_dim;
+use super::conv::{fit_int32, window_out_dim};
 use super::cx::Cx;
 use super::te::emit::min_value;
 use super::te::{Axes, CombinerKind, RAxis, Reduce, Te, Tensor};
@@ -115,6 +115,9 @@ fn pool(cx: &mut Cx, dim: usize, max: bool) -> Option<Lowered> {
     let padding = complete_ints(cx.attr_ints("padding"), 2 * dim, 0);
     let ceil_mode = cx.attr_bool("ceil_mode").unwrap_or(false);
     let count_include_pad = cx.attr_bool("count_include_pad").unwrap_or(false);
+    if !fit_int32(&[&kernel, &stride, &dilation, &padding]) {
+        return None;
+    }
     let x = cx.tensor(0)?;
     let te = &mut cx.te;
     let shape = te.shape(x);
