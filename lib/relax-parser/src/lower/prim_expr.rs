@@ -320,6 +320,12 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
         return binary(s, e.span, op, a, b);
     }
     match fname {
+        // Statements of a block or function header, not values: as a value (`+T.reads(..)`,
+        // `T.evaluate(T.reads(..))`) they would become a call that prints as the header
+        // statement. TVM rejects them too (they return no value).
+        "reads" | "writes" | "where" | "sblock_attr" | "block_attr" | "func_attr" | "init" | "sblock" | "block" => {
+            Err(s.diags().error(e.span, format!("`{name}` is a statement, not a value")))
+        }
         "Not" => {
             let [a] = args_n(s, e, call, 1, &name)? else { unreachable!("checked") };
             let a = lower_prim(s, a)?;

@@ -228,10 +228,15 @@ fn prim(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, c: &ast::Call, _sig: bool) -> LR
             other => return Err(fx.d().error(k.name.span, format!("unexpected keyword `{other}` of `R.Prim`"))),
         }
     }
+    // A bare integer is an `int64` value, as TVM's `R.Prim(value=1)` (and as
+    // `R.prim_value(1)`, so that `R.Prim(value=1)` is the type of `R.prim_value(1)`).
     let value = match value_arg {
         Some(v) => Some(match &v.kind {
             ExprKind::Str(s) => lower_quoted(fx, s, v.span)?,
-            _ => lower_prim(fx, v)?,
+            _ => match v.as_signed_int() {
+                Some(n) => fx.f.pool.i64(n),
+                None => lower_prim(fx, v)?,
+            },
         }),
         None => None,
     };
