@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use relax_ir::{BindingKind, Expr, ExprData, Func, Global, Module, RelaxFunction};
+use relax_ir::{Binding, BindingKind, Expr, ExprData, Func, Global, Module, RelaxFunction};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::walk::{all_blocks, for_each_reachable, operands, tidy_blocks, use_counts};
@@ -136,6 +136,23 @@ pub fn has_effect(f: &RelaxFunction, e: Expr, impure_globals: &HashSet<Global>) 
 }
 
 fn remove_unused(f: &mut RelaxFunction, impure_globals: &HashSet<Global>) -> bool {
+    remove_bindings_until_fixpoint(f, |f, bd| match bd.kind {
+        // A match_cast that defines symbolic variables is kept: later types may use them.
+        BindingKind::MatchCast(t) => {
+            let mut vs = Vec::new();
+            f.pool.ty_vars(t, &mut vs);
+            !vs.is_empty()
+        }
+        BindingKind::Value => false,
+    } || has_effect(f, bd.value, impure_globals))
+}
+
+/// Removes, until nothing changes, every binding whose variable is unused and that
+/// `keep` does not keep; then tidies empty blocks. Returns true if anything changed.
+pub(crate) fn remove_bindings_until_fixpoint(
+    f: &mut RelaxFunction,
+    keep: impl Fn(&RelaxFunction, &Binding) -> bool,
+) -> bool {
     let mut changed = false;
     loop {
         let counts = use_counts(f);
@@ -145,15 +162,7 @@ fn remove_unused(f: &mut RelaxFunction, impure_globals: &HashSet<Global>) -> boo
             let mut kept = Vec::with_capacity(bindings.len());
             for bd in bindings {
                 let used = counts.get(&bd.var).copied().unwrap_or(0) > 0;
-                let defines_syms = match bd.kind {
-                    BindingKind::MatchCast(t) => {
-                        let mut vs = Vec::new();
-                        f.pool.ty_vars(t, &mut vs);
-                        !vs.is_empty()
-                    }
-                    BindingKind::Value => false,
-                };
-                if used || defines_syms || has_effect(f, bd.value, impure_globals) {
+                if used || keep(f, &bd) {
                     kept.push(bd);
                 } else {
                     removed = true;

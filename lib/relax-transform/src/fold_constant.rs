@@ -30,7 +30,7 @@ use relax_ir::{
 };
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::walk::{all_blocks, all_seqs, for_each_reachable, seq, tidy_blocks, use_counts};
+use crate::walk::{all_seqs, for_each_reachable, seq};
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -465,28 +465,7 @@ fn remove_unused(m: &Module, f: &mut RelaxFunction) -> bool {
 /// has no effect (`match_cast` bindings are kept, as in TVM); `impure` are the module's
 /// functions whose calls have effects. Returns true if anything was removed.
 pub fn remove_unused_in(f: &mut RelaxFunction, impure: &std::collections::HashSet<Global>) -> bool {
-    let mut changed = false;
-    loop {
-        let counts = use_counts(f);
-        let mut removed = false;
-        for (_, b) in all_blocks(f) {
-            let bindings = std::mem::take(&mut f.blocks[b].bindings);
-            let mut kept = Vec::with_capacity(bindings.len());
-            for bd in bindings {
-                let used = counts.get(&bd.var).copied().unwrap_or(0) > 0;
-                let cast = matches!(bd.kind, BindingKind::MatchCast(_));
-                if used || cast || crate::dead_code_elimination::has_effect(f, bd.value, impure) {
-                    kept.push(bd);
-                } else {
-                    removed = true;
-                }
-            }
-            f.blocks[b].bindings = kept;
-        }
-        if !removed {
-            break;
-        }
-        changed = true;
-    }
-    changed | tidy_blocks(f)
+    crate::dead_code_elimination::remove_bindings_until_fixpoint(f, |f, bd| {
+        matches!(bd.kind, BindingKind::MatchCast(_)) || crate::dead_code_elimination::has_effect(f, bd.value, impure)
+    })
 }
