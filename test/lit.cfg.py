@@ -12,7 +12,7 @@ Environment:
 * ``RELAX_BIN_DIR``: where ``relax-opt``, ``relax-run`` and ``relax-translate`` are
   (default ``<repo>/target/debug``).
 * ``RELAX_FEATURES``: comma-separated backends the tools were built with (``llvm``,
-  ``spirv``); CI sets it to match its cargo features.
+  ``spirv``); by default, those that ``relax-translate --version`` names.
 * ``RELAX_LLVM_BIN``: LLVM 19's ``bin`` folder (default ``/usr/lib/llvm-19/bin``).
 """
 
@@ -57,8 +57,24 @@ config.substitutions.append((tool_pattern("FileCheck"), filecheck))
 for tool in ["relax-opt", "relax-run", "relax-translate"]:
     config.substitutions.append((tool_pattern(tool), os.path.join(bin_dir, tool)))
 
-# Backends the tools were built with, as the CI script reports them.
-for feature in os.environ.get("RELAX_FEATURES", "").split(","):
+# Backends the tools were built with: RELAX_FEATURES when set, else what
+# `relax-translate --version` says ("relax-translate 0.1.0 (backends: llvm, spirv)").
+def built_backends():
+    if "RELAX_FEATURES" in os.environ:
+        return os.environ["RELAX_FEATURES"].split(",")
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            [os.path.join(bin_dir, "relax-translate"), "--version"], capture_output=True, text=True
+        ).stdout
+    except OSError:
+        return []
+    found = re.search(r"\(backends: ([^)]*)\)", out)
+    return found.group(1).split(",") if found else []
+
+
+for feature in built_backends():
     if feature.strip() in ("llvm", "spirv"):
         config.available_features.add(feature.strip())
 # External validators, when installed.

@@ -14,3 +14,5 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# NVIDIA's PTX assembler, for the PTX tests (optional; see utils/fetch-ptxas.py).
+python3 "$(dirname "$0")/fetch-ptxas.py" "${RELAX_TOOLS_DIR:-$HOME/.cache/relax-tools}/ptxas"

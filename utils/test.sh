@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 utils/install-deps.sh
-export PATH="/usr/lib/llvm-19/bin:$PATH"
+export PATH="/usr/lib/llvm-19/bin:${RELAX_TOOLS_DIR:-$HOME/.cache/relax-tools}/ptxas:$PATH"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --quiet

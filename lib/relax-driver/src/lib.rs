@@ -63,7 +63,16 @@ pub fn tools() -> &'static [(&'static str, ToolMain)] {
     &[("relax-opt", opt_main), ("relax-run", run_main), ("relax-translate", translate_main)]
 }
 
-/// The backends this build includes (`llvm`; `spirv` later), for the test runner's
+/// The `--version` text of the tools: the version and the backends built in, which
+/// `test/lit.cfg.py` reads for the `llvm` and `spirv` lit features.
+pub(crate) const LONG_VERSION: &str = match (cfg!(feature = "llvm"), cfg!(feature = "spirv")) {
+    (true, true) => concat!(env!("CARGO_PKG_VERSION"), " (backends: llvm, spirv)"),
+    (true, false) => concat!(env!("CARGO_PKG_VERSION"), " (backends: llvm)"),
+    (false, true) => concat!(env!("CARGO_PKG_VERSION"), " (backends: spirv)"),
+    (false, false) => concat!(env!("CARGO_PKG_VERSION"), " (backends: none)"),
+};
+
+/// The backends this build includes (`llvm`, `spirv`), for the test runner's
 /// `REQUIRES:` features.
 pub fn features() -> &'static [&'static str] {
     relax_codegen::features()

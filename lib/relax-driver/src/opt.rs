@@ -16,7 +16,7 @@ use crate::source::{SourceFile, split_input};
 
 /// The fixed flags of `relax-opt`; one flag per registered pass is added at run time.
 #[derive(Parser, Debug)]
-#[command(name = "relax-opt", about = "Parse, verify, transform and print relax modules", version)]
+#[command(name = "relax-opt", about = "Parse, verify, transform and print relax modules", version, long_version = crate::LONG_VERSION)]
 struct OptCli {
     /// Input file (`-` or absent: standard input).
     input: Option<String>,

@@ -18,6 +18,7 @@ use crate::source::SourceFile;
     name = "relax-run",
     about = "Run a function of a relax module with the reference interpreter or the JIT",
     version,
+    long_version = crate::LONG_VERSION,
     after_help = "Results are printed (numpy-like text, docs/runtime.md) unless --output or --output-dir is given."
 )]
 struct RunCli {

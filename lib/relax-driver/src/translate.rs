@@ -21,7 +21,8 @@ use crate::ir_text::verify_diagnostics;
 #[command(
     name = "relax-translate",
     about = "Translate the kernels of a relax module to LLVM IR, assembly or an object file",
-    version
+    version,
+    long_version = crate::LONG_VERSION
 )]
 struct TranslateCli {
     /// Input module (`-` or absent: standard input).
