@@ -14,6 +14,9 @@ Environment:
 * ``RELAX_FEATURES``: comma-separated backends the tools were built with (``llvm``,
   ``spirv``); by default, those that ``relax-translate --version`` names.
 * ``RELAX_LLVM_BIN``: LLVM 19's ``bin`` folder (default ``/usr/lib/llvm-19/bin``).
+
+The feature ``cuda-sim`` holds when the PTX simulator ``librelax_cuda_sim.so`` is in
+``RELAX_BIN_DIR`` (or its ``deps/``); ``%cuda-sim`` is its path.
 """
 
 import os
@@ -83,12 +86,17 @@ for tool in ["spirv-val", "ptxas"]:
         config.available_features.add(tool)
 
 
+# RELAX_CUDA_DRIVER names another CUDA driver library (the PTX simulator) for the tools.
+if os.environ.get("RELAX_CUDA_DRIVER"):
+    config.environment["RELAX_CUDA_DRIVER"] = os.environ["RELAX_CUDA_DRIVER"]
+
+
 def cuda_available():
-    """The CUDA engine's own test: libcuda.so.1 loads, cuInit succeeds, a device exists."""
+    """The CUDA engine's own test: the driver library loads, cuInit succeeds, a device exists."""
     import ctypes
 
     try:
-        lib = ctypes.CDLL("libcuda.so.1")
+        lib = ctypes.CDLL(os.environ.get("RELAX_CUDA_DRIVER") or "libcuda.so.1")
         count = ctypes.c_int(0)
         return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
     except OSError:
@@ -97,3 +105,13 @@ def cuda_available():
 
 if "llvm" in config.available_features and cuda_available():
     config.available_features.add("cuda")
+
+# The PTX simulator (utils/cuda-sim): `relax-run --engine cuda --cuda-driver %cuda-sim`
+# runs the CUDA engine without a GPU. `cargo build` puts the library next to the tools,
+# `cargo test` into deps/ (a dev-dependency of relax-lit); the newer one is used.
+cuda_sim_candidates = [os.path.join(bin_dir, "librelax_cuda_sim.so"), os.path.join(bin_dir, "deps", "librelax_cuda_sim.so")]
+cuda_sim_built = [p for p in cuda_sim_candidates if os.path.isfile(p)]
+cuda_sim = max(cuda_sim_built, key=os.path.getmtime) if cuda_sim_built else None
+if cuda_sim:
+    config.available_features.add("cuda-sim")
+config.substitutions.append(("%cuda-sim", cuda_sim or cuda_sim_candidates[0]))

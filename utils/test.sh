@@ -9,6 +9,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --quiet
 cargo build --quiet --bins
+# The PTX simulator library next to the tools (lit's `cuda-sim` feature).
+cargo build --quiet -p relax-cuda-sim
 export RELAX_BIN_DIR="$(realpath "${CARGO_TARGET_DIR:-target}")/debug"
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q test/
 echo "all tests passed"

@@ -2,13 +2,14 @@
 """Benchmarks of `relax-run --engine jit` against numpy, measured side by side in one run.
 
 Usage: utils/bench/bench.py [--relax-run PATH] [--repeat N] [--threads N] [--only NAME,...]
+                            [--tvm-python PATH]
 
 Each case writes seeded inputs as .npy files, runs `relax-run --engine jit --repeat N`
 (the median of N calls of the entry function: kernels are compiled once before the
 first call, inputs are copied before the clock starts and freed after it stops; the
 result tensors are allocated inside the timed call, as numpy allocates its results), checks the result
 against numpy, times the numpy expression (median of N), and prints both times and their
-ratio. `--threads N` gives both sides N threads (OpenBLAS and relax's rayon pool);
+ratio. `--threads N` gives every side N threads (OpenBLAS, relax's rayon pool, TVM's pool);
 by default each uses every CPU. Cases (docs/codegen.md, "Figures"):
 
 * `matmul_block`: matmul(x: (n, 256), w: (256, 256)) + 1 -> relu -> exp, n = 1, 16, 128;
@@ -19,6 +20,11 @@ by default each uses every CPU. Cases (docs/codegen.md, "Figures"):
   hidden size 512 (8 heads of 64, MLP 1024), one decode step (n = 1) over a cache of
   m = 256 positions: the JIT against the reference interpreter (`--engine interp`) and
   against numpy running the same block.
+
+With `--tvm-python` (a Python with apache-tvm, e.g. ~/.cache/relax-peers/tvm027/bin/python),
+each case also runs the same module text in TVM, built by its default CPU pipeline
+(`utils/bench/kernel_tvm.py`: `tvm.compile(mod, "llvm")`, no tuning), checks TVM's
+result against numpy, and prints relax's time against TVM's.
 
 Needs numpy and a release build: `cargo build --release -p relax-run`.
 """
@@ -34,7 +40,7 @@ import time
 # `--threads N` must reach OpenBLAS before numpy loads it, and relax-run through rayon.
 if "--threads" in sys.argv[:-1]:
     _n = sys.argv[sys.argv.index("--threads") + 1]
-    for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
+    for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS", "TVM_NUM_THREADS"):
         os.environ[_v] = _n
 
 import numpy as np  # noqa: E402
@@ -75,6 +81,36 @@ def relax_time(relax_run, module, inputs, tmp, repeat, engine="jit", entry="main
     return float(m.group(1)) / 1e3, outs
 
 
+def tvm_time(args, module, inputs, tmp, entry="main"):
+    """Runs kernel_tvm.py under --tvm-python; (median seconds, results), or None without TVM."""
+    if not args.tvm_python:
+        return None
+    import json
+
+    paths = []
+    for i, a in enumerate(inputs):
+        p = os.path.join(tmp, f"tvm_in{i}.npy")
+        np.save(p, a)
+        paths.append(p)
+    out_dir = os.path.join(tmp, "tvm_out")
+    cmd = [args.tvm_python, os.path.join(HERE, "kernel_tvm.py"), module, entry, str(args.repeat), out_dir] + paths
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"TVM failed ({' '.join(cmd)}):\n{r.stderr[-2000:]}")
+    median = json.loads(r.stdout.strip().splitlines()[-1])["median_s"]
+    outs = []
+    while os.path.exists(os.path.join(out_dir, f"out{len(outs)}.npy")):
+        outs.append(np.load(os.path.join(out_dir, f"out{len(outs)}.npy")))
+    return median, outs
+
+
+def tvm_row(name, t_relax, tvm):
+    """Prints relax's time against TVM's default build, when TVM ran."""
+    if tvm is not None:
+        print(f"{'  against TVM':<28} relax {t_relax * 1e3:9.3f} ms   TVM   {tvm[0] * 1e3:9.3f} ms   "
+              f"relax/TVM time {t_relax / tvm[0]:7.2f}   ({name}; TVM's default CPU build, untuned)")
+
+
 def np_time(fn, repeat):
     """Median seconds of `fn()` over `repeat` calls (after one warm-up call)."""
     fn()
@@ -110,6 +146,10 @@ def bench_matmul_block(args, tmp):
         t_np = np_time(ref, args.repeat)
         row(f"matmul_block n={n}", t_relax, t_np, "numpy", "relax/numpy time", t_relax / t_np,
             "<= 2 at n=128" if n == 128 else "-")
+        tvm = tvm_time(args, module, [x, w], tmp)
+        if tvm:
+            check(f"matmul_block n={n} (TVM)", tvm[1][0], ref())
+        tvm_row(f"matmul_block n={n}", t_relax, tvm)
 
 
 def bench_sgemm(args, tmp):
@@ -123,6 +163,10 @@ def bench_sgemm(args, tmp):
     flops = 2.0 * n ** 3
     print(f"{'sgemm 1024^3':<28} relax {flops / t_relax / 1e9:9.1f} GFLOP/s   numpy {flops / t_np / 1e9:9.1f} GFLOP/s"
           f"   relax/numpy GFLOP/s {t_np / t_relax:7.2f}   (target >= 0.5)")
+    tvm = tvm_time(args, os.path.join(HERE, "sgemm.rlx"), [a, b], tmp)
+    if tvm:
+        check("sgemm (TVM)", tvm[1][0], a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3)
+    tvm_row("sgemm", t_relax, tvm)
 
 
 def bench_elementwise(args, tmp):
@@ -136,6 +180,9 @@ def bench_elementwise(args, tmp):
     t_kernel = KERNEL_TIME[0]
     o = np.empty_like(x)
     t_copyto = np_time(lambda: np.copyto(o, x), args.repeat)
+    tvm = tvm_time(args, os.path.join(HERE, "elementwise.rlx"), [x], tmp)
+    if tvm:
+        check("elementwise (TVM)", tvm[1][0], np.maximum(x * two + one, zero) - three)
     moved = 2.0 * x.nbytes
     print(f"{'elementwise chain 16M':<28} relax {moved / t_relax / 1e9:9.2f} GB/s   numpy copy {moved / t_copy / 1e9:6.2f} GB/s"
           f"   relax/copy bandwidth {t_copy / t_relax:7.2f}   (target >= 0.7; numpy's own chain: "
@@ -143,6 +190,7 @@ def bench_elementwise(args, tmp):
     print(f"{'  in the kernel alone':<28} relax {moved / t_kernel / 1e9:9.2f} GB/s   numpy copyto {moved / t_copyto / 1e9:5.2f} GB/s"
           f"   relax/copyto bandwidth {t_copyto / t_kernel:5.2f}   (the kernel's own time, whose first writes fault in the "
           f"fresh result's pages, against numpy's copy into an existing array)")
+    tvm_row("elementwise chain", t_relax, tvm)
 
 
 LLAMA = dict(hidden=512, heads=8, head_dim=64, ffn=1024)
@@ -211,6 +259,11 @@ def bench_llama(args, tmp):
     print(f"{'llama block decode (n=1)':<28} jit {t_jit * 1e3:9.3f} ms   interp {t_interp * 1e3:9.3f} ms   "
           f"interp/jit time {t_interp / t_jit:7.1f}   (target >= 20)   numpy {t_np * 1e3:.3f} ms, "
           f"jit/numpy time {t_jit / t_np:.2f}")
+    tvm = tvm_time(args, module, inputs, tmp, entry="decoder_block")
+    if tvm:
+        for got, w in zip(tvm[1], want):
+            check("llama (TVM)", got, w, rtol=1e-3, atol=1e-4)
+    tvm_row("llama block decode", t_jit, tvm)
 
 
 CASES = {"matmul_block": bench_matmul_block, "sgemm": bench_sgemm, "elementwise": bench_elementwise,
@@ -223,6 +276,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--only", default=",".join(CASES))
     ap.add_argument("--threads", type=int, help="threads for numpy's BLAS and relax-run (default: all CPUs)")
+    ap.add_argument("--tvm-python", help="a Python with apache-tvm: also time TVM's default build of each module")
     args = ap.parse_args()
     if not os.path.exists(args.relax_run):
         sys.exit(f"no `{args.relax_run}`: run `cargo build --release -p relax-run` or pass --relax-run")

@@ -1,6 +1,6 @@
 """Differential check of `relax-run` against TVM 0.25's Relax VM.
 
-usage: python run_diff.py [--relax-run PATH] [--seed S] [--quiet] FILE.rlx [FILE.rlx ...]
+usage: python run_diff.py [--relax-run PATH] [--seed S] [--quiet] [--flag F ...] FILE.rlx [FILE.rlx ...]
 
 Each FILE may hold several modules separated by `# -----` lines, or by the `=== NAME`
 lines of the planning samples. For every module that TVM parses, and every public Relax
@@ -11,7 +11,9 @@ function of it whose parameters can be made up:
    [-1, 1), integers in [1, 4], bools either way; shapes and prim values from the
    symbolic variables) and written to .npy files;
 3. TVM compiles the module (`tvm.compile(mod, "llvm")`) and runs the function in
-   `relax.VirtualMachine`; relax runs `relax-run FILE --entry F --input ... --output-dir`;
+   `relax.VirtualMachine`; relax runs `relax-run FILE --entry F --input ... --output-dir`
+   with the `--flag` arguments added (`--flag=--engine=jit` for the JIT after the default
+   pipeline, `--flag=--no-kernels` for the legalization of every op);
 4. the results (tuples flattened, shapes as int64 vectors) must agree: integers and
    bools exactly, floats with `|a - b| <= 1e-4 * |b| + 1e-5` (numpy's `allclose`).
 
@@ -158,7 +160,7 @@ def read_npy(path, dtype_hint):
     return a
 
 
-def run_function(text, mod, name, relax_run, seed):
+def run_function(text, mod, name, relax_run, seed, flags=()):
     func = mod[name]
     names = sym_names(func)
     last = None
@@ -187,7 +189,7 @@ def run_function(text, mod, name, relax_run, seed):
             src = os.path.join(d, "m.rlx")
             with open(src, "w") as f:
                 f.write(text)
-            cmd = [relax_run, src, "--entry", name, "--output-dir", os.path.join(d, "out")]
+            cmd = [relax_run, src, "--entry", name, "--output-dir", os.path.join(d, "out"), *flags]
             for i, (_, a) in enumerate(made):
                 p = os.path.join(d, f"in{i}.npy")
                 np.save(p, a)
@@ -216,6 +218,7 @@ def main(argv):
     quiet = False
     seed = 0
     files = []
+    flags = []
     it = iter(argv)
     for a in it:
         if a == "--relax-run":
@@ -224,6 +227,10 @@ def main(argv):
             seed = int(next(it))
         elif a == "--quiet":
             quiet = True
+        elif a == "--flag":
+            flags.append(next(it))
+        elif a.startswith("--flag="):
+            flags.append(a[len("--flag="):])
         else:
             files.append(a)
     counts = {}
@@ -245,7 +252,7 @@ def main(argv):
                 if not isinstance(func, relax.Function) or "global_symbol" not in func.attrs:
                     continue
                 name = gv.name_hint
-                status, detail = run_function(chunk, mod, name, relax_run, seed)
+                status, detail = run_function(chunk, mod, name, relax_run, seed, flags)
                 counts[status] = counts.get(status, 0) + 1
                 if status in ("DIFFERENT", "relax failed"):
                     bad = True

@@ -145,9 +145,12 @@ pub(crate) type ExecFn<'a> =
 
 /// `relax-run --engine vulkan|cuda`: the default pipeline for the GPU, then the kernels
 /// on the device; kernels a back end cannot compile run in the TIR interpreter.
+/// `cuda_driver` is `--cuda-driver` (the CUDA driver library to open).
+#[expect(clippy::too_many_arguments, reason = "the flags of relax-run that the GPU engines read")]
 pub(crate) fn run_gpu(
     engine: &str,
     default_pipeline: bool,
+    cuda_driver: Option<&std::ffi::OsStr>,
     file: &SourceFile,
     mut module: Module,
     color: bool,
@@ -159,7 +162,7 @@ pub(crate) fn run_gpu(
     }
     match engine {
         "vulkan" => run_vulkan(&module, io, exec),
-        _ => run_cuda(&module, io, exec),
+        _ => run_cuda(&module, cuda_driver, io, exec),
     }
 }
 
@@ -217,13 +220,13 @@ fn run_vulkan(_: &Module, io: &mut Io<'_>, _: &mut ExecFn<'_>) -> i32 {
 }
 
 #[cfg(feature = "llvm")]
-fn run_cuda(module: &Module, io: &mut Io<'_>, exec: &mut ExecFn<'_>) -> i32 {
+fn run_cuda(module: &Module, driver: Option<&std::ffi::OsStr>, io: &mut Io<'_>, exec: &mut ExecFn<'_>) -> i32 {
     use relax_runtime::cuda::{CudaError, CudaKernels, compile};
     let run = |k: &CudaKernels| {
         let engine = format!("cuda: {} ({})", k.device_name, k.arch);
         report_and_exec(&engine, k.len(), &k.failed, module, k, io, exec)
     };
-    match compile(module, run) {
+    match compile(module, driver, run) {
         Ok(code) => code,
         Err(CudaError::Unavailable(why)) => {
             let _ = writeln!(io.stderr, "relax-run: error: CUDA is unavailable: {why}; the CUDA engine is skipped");
@@ -237,7 +240,7 @@ fn run_cuda(module: &Module, io: &mut Io<'_>, exec: &mut ExecFn<'_>) -> i32 {
 }
 
 #[cfg(not(feature = "llvm"))]
-fn run_cuda(_: &Module, io: &mut Io<'_>, _: &mut ExecFn<'_>) -> i32 {
+fn run_cuda(_: &Module, _: Option<&std::ffi::OsStr>, io: &mut Io<'_>, _: &mut ExecFn<'_>) -> i32 {
     let _ = writeln!(
         io.stderr,
         "relax-run: error: this build of relax-run has no CUDA engine (built without the `llvm` feature)"
@@ -246,10 +249,10 @@ fn run_cuda(_: &Module, io: &mut Io<'_>, _: &mut ExecFn<'_>) -> i32 {
 }
 
 /// Whether the CUDA engine can run here: the device's name, or why not (for the lit
-/// feature `cuda`).
+/// feature `cuda`). It opens `libcuda.so.1`, or the library `RELAX_CUDA_DRIVER` names.
 #[cfg(feature = "llvm")]
 pub fn cuda_device() -> Result<String, String> {
-    relax_runtime::cuda::probe().map_err(|e| e.0)
+    relax_runtime::cuda::probe(None).map_err(|e| e.0)
 }
 
 /// Whether the CUDA engine can run here (never without the `llvm` feature).

@@ -44,18 +44,41 @@ pub type ToolMain = fn(args: Vec<OsString>, io: &mut Io<'_>) -> i32;
 /// panicked; ...` and exit status 1.
 pub fn process_main(tool: ToolMain, name: &str, what: &str) -> std::process::ExitCode {
     let args: Vec<_> = std::env::args_os().collect();
-    let code = std::panic::catch_unwind(|| {
-        let mut stdin = std::io::stdin().lock();
-        let mut stdout = std::io::stdout().lock();
-        let mut stderr = std::io::stderr().lock();
-        let mut io = Io { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
-        tool(args, &mut io)
+    let code = on_large_stack(|| {
+        std::panic::catch_unwind(|| {
+            let mut stdin = std::io::stdin().lock();
+            let mut stdout = std::io::stdout().lock();
+            let mut stderr = std::io::stderr().lock();
+            let mut io = Io { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
+            tool(args, &mut io)
+        })
     })
     .unwrap_or_else(|_| {
         eprintln!("{name}: error: internal error: the {what} panicked; please report this input");
         1
     });
     std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The stack of [`on_large_stack`]'s thread: 1 GiB of address space, of which only the
+/// pages a deep input touches are ever committed.
+pub const LARGE_STACK: usize = 1 << 30;
+
+/// Runs `f` on a thread with a [`LARGE_STACK`] and returns its result (a panic resumes in
+/// the caller). Parsing, passes, the interpreter and code generation recurse over
+/// expression trees, which the parser lets nest up to `relax_parser::layout::MAX_NESTING`
+/// levels; the tools and the in-process test runner call the drivers through this.
+pub fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new().stack_size(LARGE_STACK).spawn_scoped(s, f);
+        match handle {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(e) => {
+                eprintln!("error: cannot start a thread for the compiler: {e}");
+                std::process::exit(1)
+            }
+        }
+    })
 }
 
 /// The tools the drivers implement, by command name.
@@ -82,6 +105,10 @@ pub fn features() -> &'static [&'static str] {
 /// the first print does not parse. Used by the test runner's idempotence check on every
 /// test input that parses.
 pub fn roundtrip_check(_path: &std::path::Path, text: &str) -> Result<(), String> {
+    on_large_stack(|| roundtrip(text))
+}
+
+fn roundtrip(text: &str) -> Result<(), String> {
     let Ok(m) = relax_parser::parse_module(text) else { return Ok(()) };
     let first = ir_text::print_module(&m);
     let m2 = relax_parser::parse_module(&first)

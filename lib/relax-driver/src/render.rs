@@ -149,7 +149,7 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
         prev_line = Some(li);
         let range = file.line_range(li);
         let (raw, offset) = window(&file.text[range.clone()], labels[i].1.saturating_sub(range.start));
-        let shown = visible(&raw);
+        let mut shown = visible(&raw);
         let mut singles = Vec::new();
         while i < labels.len() && labels[i].0 == li {
             let (_, s, e, style, msg) = labels[i];
@@ -158,7 +158,7 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
             let ls = floor_char_boundary(&raw, ls);
             let le = floor_char_boundary(&raw, le).max(ls);
             let (ls, le) = (visible_offset(&raw, ls), visible_offset(&raw, le));
-            singles.push((style, ls..le, msg));
+            singles.push((style, caret_range(&mut shown, ls, le), msg));
             i += 1;
         }
         r.render_snippet_source(pad, li + 1, &shown, sev, &singles, 0, &[]).map_err(err)?;
@@ -168,6 +168,24 @@ fn render_with(w: &mut dyn WriteStyle, file: &SourceFile, d: &Diagnostic) -> std
         r.render_snippet_note(pad, &printable(n)).map_err(err)?;
     }
     Ok(())
+}
+
+/// The range a label underlines in the shown line: an empty span (an error at the end of
+/// the input, a missing token) underlines the character at its position, or a blank added
+/// after the line's end, so that it still gets a caret.
+fn caret_range(shown: &mut String, ls: usize, le: usize) -> std::ops::Range<usize> {
+    if ls < le {
+        return ls..le;
+    }
+    match shown.get(ls..).and_then(|rest| rest.chars().next()) {
+        Some(c) => ls..ls + c.len_utf8(),
+        None => {
+            while shown.len() <= ls {
+                shown.push(' ');
+            }
+            ls..ls + 1
+        }
+    }
 }
 
 /// A source line as shown: control characters other than tabs become Unicode control
@@ -237,6 +255,21 @@ mod tests {
         assert!(!text.contains('\u{1b}') && !text.contains('\0'), "{text:?}");
         assert!(text.contains("1 │ x = \"a\u{241b}[31mb\"\u{2400} q"), "{text}");
         assert!(text.contains("│             ^ here"), "{text}");
+    }
+
+    #[test]
+    fn empty_spans_get_a_caret() {
+        // At the end of the input (after the last character of its line) and before a
+        // character in the middle of a line.
+        let f = SourceFile::new("t.rlx", "class Mo");
+        let d = Diagnostic::error(relax_ir::Span::new(8, 8), "expected `:`, found end of file");
+        let text = render_all(&f, &[d], false);
+        assert!(text.starts_with("t.rlx:1:9: error: expected `:`"), "{text}");
+        assert!(text.contains("│         ^"), "{text}");
+        let f = SourceFile::new("t.rlx", "a = (1 2)\n");
+        let d = Diagnostic::error(relax_ir::Span::new(7, 7), "expected `,`").with_label("here");
+        let text = render_all(&f, &[d], false);
+        assert!(text.contains("│        ^ here"), "{text}");
     }
 
     #[test]

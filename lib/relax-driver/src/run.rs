@@ -50,6 +50,10 @@ struct RunCli {
     /// With `--engine jit`: do not run the default lowering pipeline.
     #[arg(long = "no-default-pipeline")]
     no_default_pipeline: bool,
+    /// With `--engine cuda`: the CUDA driver library to open instead of `libcuda.so.1`
+    /// (default: `$RELAX_CUDA_DRIVER`), e.g. the PTX simulator `librelax_cuda_sim.so`.
+    #[arg(long = "cuda-driver", value_name = "PATH")]
+    cuda_driver: Option<PathBuf>,
     /// Run N times and print the median wall time to standard error.
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeat: usize,
@@ -123,7 +127,8 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         let mut exec = |m: &relax_ir::Module,
                         native: Option<&dyn relax_runtime::native::NativeKernels>,
                         io: &mut Io<'_>| { execute(&cli, &file, m, native, color, &syms, io) };
-        return crate::gpu::run_gpu(&cli.engine, !cli.no_default_pipeline, &file, module, color, io, &mut exec);
+        let driver = cli.cuda_driver.as_deref().map(Path::as_os_str);
+        return crate::gpu::run_gpu(&cli.engine, !cli.no_default_pipeline, driver, &file, module, color, io, &mut exec);
     }
     execute(&cli, &file, &module, None, color, &syms, io)
 }

@@ -178,12 +178,25 @@ pub struct SymVarData {
     /// For handles: the element type and storage scope the pointer was declared with,
     /// as in `T.handle("float32", "global")`.
     pub pointer: Option<(DataType, String)>,
+    /// Declared `n = T.int64(is_size_var=True)`: TVM's `SizeVar`, a variable known to be
+    /// non-negative (TVM's frontends make symbolic batch dims this way).
+    pub size_var: bool,
 }
 
 impl SymVarData {
     /// A scalar variable.
     pub fn new(name: impl Into<String>, dtype: DataType) -> SymVarData {
-        SymVarData { name: name.into(), dtype, pointer: None }
+        SymVarData { name: name.into(), dtype, pointer: None, size_var: false }
+    }
+
+    /// A buffer's data pointer: a `handle` to `storage` elements in memory `scope`.
+    pub fn pointer(name: impl Into<String>, storage: DataType, scope: impl Into<String>) -> SymVarData {
+        SymVarData {
+            name: name.into(),
+            dtype: DataType::HANDLE,
+            pointer: Some((storage, scope.into())),
+            size_var: false,
+        }
     }
 }
 

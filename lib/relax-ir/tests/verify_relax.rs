@@ -599,6 +599,27 @@ fn match_cast_kind() {
 }
 
 #[test]
+fn match_cast_variable_has_the_cast_type() {
+    // The text annotates the variable with the cast's type, so a variable of another type
+    // (left by a pass) would print text that does not read back.
+    let mut r = RB::new();
+    let t = r.tensor(&[D::C(4)]);
+    let x = r.param("x", t);
+    r.block(false);
+    let any = r.ty(TyData::tensor_ndim(1, DataType::FLOAT32));
+    let e = r.use_(x);
+    let y = r.match_cast("y", e, any);
+    r.f.vars[y].ty = t;
+    let ey = r.use_(y);
+    let f = r.finish(ey, t);
+    let (m, _) = module(vec![("main", relax(f))]);
+    assert_has(
+        &errors(verify_module(&m)),
+        "match cast variable `y` has type `R.Tensor((4,), dtype=\"float32\")`, not the type it casts to, `R.Tensor(dtype=\"float32\", ndim=1)`",
+    );
+}
+
+#[test]
 fn single_function_form_allows_unresolved_callees() {
     let mut m = Module::new();
     m.form = ModuleForm::SingleFunction;

@@ -21,7 +21,17 @@ fn main() -> ExitCode {
         }
     }
     let (connection, io_threads) = lsp_server::Connection::stdio();
-    let result = relax_lsp::run(connection);
+    // Analysis recurses over expression trees as deep as the parser allows (1000 levels):
+    // run it on a thread with a large stack, as the other tools do.
+    let server = std::thread::Builder::new().stack_size(1 << 30).spawn(move || relax_lsp::run(connection));
+    let result = match server.map(|h| h.join()) {
+        Ok(Ok(r)) => r,
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(e) => {
+            eprintln!("relax-lsp: error: cannot start the server thread: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let joined = io_threads.join();
     match (result, joined) {
         (Ok(relax_lsp::Exit::Clean), Ok(())) => ExitCode::SUCCESS,

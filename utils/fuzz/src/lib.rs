@@ -14,6 +14,11 @@ pub mod mutate;
 
 /// Checks every property of the front end on one input; panics on a violation.
 pub fn check_module(text: &str) {
+    // As in the tools: trees as deep as the parser allows need a large stack.
+    relax_driver::on_large_stack(|| check_module_here(text));
+}
+
+fn check_module_here(text: &str) {
     let file = SourceFile::new("fuzz.rlx", text);
     match relax_parser::parse_module(text) {
         Err(diags) => {

@@ -4,11 +4,14 @@
 //! * `spirv-val`, `ptxas`: that validator is on `PATH`.
 //! * `cuda`: the CUDA engine can run (an NVIDIA driver and a device;
 //!   `relax_driver::cuda_device`).
+//! * `cuda-sim`: the PTX simulator `librelax_cuda_sim.so` (`utils/cuda-sim`) is built, so
+//!   `relax-run --engine cuda --cuda-driver %cuda-sim` runs the CUDA engine without a GPU.
 //!
 //! [`Features::detect`] is the one place that decides them for the Rust runner;
 //! `test/lit.cfg.py` decides them for real lit (from `RELAX_FEATURES` and `PATH`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Which features are available.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -23,11 +26,13 @@ pub struct Features {
     pub ptxas: bool,
     /// The CUDA driver and a device are present.
     pub cuda: bool,
+    /// The PTX simulator library, when it is built (the `%cuda-sim` substitution).
+    pub cuda_sim: Option<&'static Path>,
 }
 
 impl Features {
     /// Every feature name a test may mention.
-    pub const NAMES: [&'static str; 5] = ["llvm", "spirv", "spirv-val", "ptxas", "cuda"];
+    pub const NAMES: [&'static str; 6] = ["llvm", "spirv", "spirv-val", "ptxas", "cuda", "cuda-sim"];
 
     /// The features of this build and machine: the backends `relax_driver::features()`
     /// reports, and the validators on `PATH`.
@@ -39,6 +44,7 @@ impl Features {
             spirv_val: on_path("spirv-val"),
             ptxas: on_path("ptxas"),
             cuda: built.contains(&"llvm") && relax_driver::cuda_device().is_ok(),
+            cuda_sim: cuda_sim_library(),
         }
     }
 
@@ -50,6 +56,7 @@ impl Features {
             "spirv-val" => Some(self.spirv_val),
             "ptxas" => Some(self.ptxas),
             "cuda" => Some(self.cuda),
+            "cuda-sim" => Some(self.cuda_sim.is_some()),
             _ => None,
         }
     }
@@ -58,6 +65,18 @@ impl Features {
     pub fn available(&self) -> Vec<&'static str> {
         Self::NAMES.into_iter().filter(|n| self.get(n) == Some(true)).collect()
     }
+}
+
+/// The PTX simulator `librelax_cuda_sim.so` built with this runner: next to the test
+/// executable (`target/debug/deps`, where cargo puts it as a dev-dependency of
+/// relax-lit) or one folder up (`target/debug`, after `cargo build`).
+pub fn cuda_sim_library() -> Option<&'static Path> {
+    static LIB: OnceLock<Option<PathBuf>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        exe.ancestors().skip(1).take(2).map(|d| d.join("librelax_cuda_sim.so")).find(|p| p.is_file())
+    })
+    .as_deref()
 }
 
 /// Whether an executable named `name` is in a directory on `PATH`.

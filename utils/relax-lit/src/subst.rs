@@ -1,5 +1,6 @@
 //! lit's substitutions on a RUN line: `%%`, `%if feature %{…%} %else %{…%}`, then `%s`,
-//! `%S`, `%p`, `%t`. Any other `%` sequence is an error.
+//! `%S`, `%p`, `%t` and `%cuda-sim` (the PTX simulator library). Any other `%` sequence
+//! is an error.
 
 use crate::boolexpr;
 use crate::features::Features;
@@ -33,6 +34,12 @@ pub fn expand(command: &str, paths: &Paths, features: &Features) -> Result<Strin
     while let Some(c) = chars.next() {
         if c != '%' {
             out.push(c);
+            continue;
+        }
+        if let Some(rest) = chars.as_str().strip_prefix("cuda-sim") {
+            let lib = features.cuda_sim.ok_or("`%cuda-sim`: the PTX simulator is not built (guard with `cuda-sim`)")?;
+            out.push_str(&lib.to_string_lossy());
+            chars = rest.chars();
             continue;
         }
         match chars.next() {
@@ -112,5 +119,19 @@ mod tests {
         assert_eq!(e("%if llvm %{ %if spirv %{ a %} %else %{ b %} %}").unwrap(), "b");
         assert!(e("%if bogus %{ x %}").is_err());
         assert!(e("%if llvm %{ x").is_err());
+    }
+
+    #[test]
+    fn the_simulator_library() {
+        let lib = std::path::Path::new("/b/librelax_cuda_sim.so");
+        let f = Features { cuda_sim: Some(lib), ..Features::default() };
+        assert_eq!(
+            expand("run --cuda-driver %cuda-sim %s", &paths(), &f).unwrap(),
+            "run --cuda-driver /b/librelax_cuda_sim.so /t/a.rlx"
+        );
+        assert_eq!(expand("%if cuda-sim %{ a %cuda-sim %}", &paths(), &f).unwrap(), "a /b/librelax_cuda_sim.so");
+        let none = Features::default();
+        assert_eq!(expand("%if cuda-sim %{ a %cuda-sim %}", &paths(), &none).unwrap(), "");
+        assert!(expand("a %cuda-sim", &paths(), &none).is_err());
     }
 }

@@ -966,18 +966,25 @@ fn layout_transform(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
     Ok(cx.tensor_dims(dims, x.dtype, x.vdevice))
 }
 
-/// The lambdas of `T.index_map(...)` texts.
-mod index_map {
+/// The lambdas of `T.index_map(...)` texts (also read by `legalize-ops`).
+pub mod index_map {
     /// An index expression.
-    pub(super) enum Ix {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub enum Ix {
+        /// The `i`-th parameter.
         Param(usize),
+        /// An integer.
         Const(i64),
+        /// `a op b` with `op` one of `+ - * / %` (`/` is `//`).
         Bin(char, Box<Ix>, Box<Ix>),
     }
 
     /// `lambda params: (outputs)`.
-    pub(super) struct IndexMap {
+    #[derive(Clone, Debug)]
+    pub struct IndexMap {
+        /// The parameter names.
         pub params: Vec<String>,
+        /// One expression per output index.
         pub outputs: Vec<Ix>,
     }
 
@@ -1019,7 +1026,7 @@ mod index_map {
     }
 
     /// Parses `T.index_map(lambda i, j: (e1, e2, ...))`.
-    pub(super) fn parse(text: &str) -> Option<IndexMap> {
+    pub fn parse(text: &str) -> Option<IndexMap> {
         let body = text.trim().strip_prefix("T.index_map(")?.strip_suffix(')')?.trim();
         let body = body.strip_prefix("lambda")?;
         let (params, rest) = body.split_once(':')?;

@@ -59,6 +59,7 @@ pub use cx::OpCx;
 pub use erase::{VarMap, erase_to_signature, erase_to_well_defined};
 pub use expr::{infer_expr, infer_leaf};
 pub use lca::lca;
+pub use manipulate::index_map;
 pub use python::apply_python_conveniences;
 pub use retype::{retype_function, type_new_value};
 pub use simplify::simplify;

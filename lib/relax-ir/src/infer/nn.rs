@@ -219,7 +219,12 @@ fn check_norm(cx: &OpCx<'_>, ts: &[TensorInfo], axes: &[i64]) -> Result<bool, In
         return Err(cx.err(format!("expects floating-point data, but was given {}", cx.q(data.ty))));
     }
     for (i, w) in ts.iter().enumerate().skip(1) {
-        if w.dtype != data.dtype {
+        // An unknown weight (an opaque `metadata[...]` constant whose data was omitted)
+        // is not checked.
+        if w.dtype.is_void() && w.unknown_ndim() {
+            continue;
+        }
+        if !data.dtype.is_void() && w.dtype != data.dtype {
             return Err(cx.err(format!(
                 "`{}` has dtype `{}`, but the data has dtype `{}`",
                 cx.arg_name(i),
@@ -296,7 +301,12 @@ fn channel_norm(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
         return Err(cx.err(format!("{len} channels are not divisible into {g} groups")));
     }
     for (i, w) in ts.iter().enumerate().skip(1) {
-        if w.dtype != data.dtype {
+        // An unknown weight (an opaque `metadata[...]` constant whose data was omitted)
+        // is not checked.
+        if w.dtype.is_void() && w.unknown_ndim() {
+            continue;
+        }
+        if !data.dtype.is_void() && w.dtype != data.dtype {
             return Err(cx.err(format!(
                 "`{}` has dtype `{}`, but the data has dtype `{}`",
                 cx.arg_name(i),

@@ -87,6 +87,19 @@ pub(crate) fn write_prim(out: &mut String, pool: &Pool, e: PrimExpr, mode: Mode,
     write_prim_in(out, pool, e, mode, names, PREC_FREE, Side::Free);
 }
 
+/// Appends a Relax scalar value (`R.prim_value(e)`, `R.Prim(value=e)`): as [`write_prim`]
+/// in Relax mode, except that an integer constant of a type other than `int64` (or bool)
+/// is wrapped, `T.int32(1)`, because a bare integer reads back as `int64` (`text-format.md`
+/// §9.1). TVM 0.25 prints it bare and so loses its type; TVM 0.25 and 0.27 both read the
+/// wrapped form with its type.
+pub(crate) fn write_relax_scalar(out: &mut String, pool: &Pool, e: PrimExpr, names: &mut dyn Names) {
+    match pool.prims.get(e) {
+        Some(&PrimExprData::Int(t, v)) if t == DataType::INT32 => out.push_str(&format!("T.int32({v})")),
+        Some(&PrimExprData::Int(t, v)) if t != DataType::INT64 && !t.is_bool() => out.push_str(&tir_int(t, v)),
+        _ => write_prim(out, pool, e, Mode::Relax, names),
+    }
+}
+
 /// Appends `e` as an operand at `side` of a parent of precedence `parent`.
 pub(crate) fn write_prim_in(
     out: &mut String,

@@ -333,7 +333,10 @@ impl<'a, 'c> RelaxPrinter<'a, 'c> {
     }
 
     /// Both the value and the variable have the empty tuple type: TVM prints an expression
-    /// statement. Not when the variable is used: the statement would leave it undefined.
+    /// statement. Not when the variable is used (a use of a dataflow variable, or IR that
+    /// a pass left unnormalised) or is an output of a dataflow block: the statement would
+    /// leave it undefined. (The parser, like TVM's normaliser, turns the uses of other void
+    /// variables into `R.tuple()`.)
     fn is_void_binding(&mut self, bind: &Binding) -> bool {
         let f = self.f;
         let is_void = |t: Option<Ty>| t.and_then(|t| f.pool.tys.get(t)).is_some_and(TyData::is_void);
@@ -446,15 +449,20 @@ fn referenced_vars(f: &RelaxFunction) -> std::collections::HashSet<Var> {
     let mut out = std::collections::HashSet::new();
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<crate::entities::Expr> = Vec::new();
-    let push_seq = |stack: &mut Vec<crate::entities::Expr>, seq: &SeqExpr| {
+    // The outputs of a dataflow block are referred to by its `R.output(...)`.
+    let push_seq = |stack: &mut Vec<crate::entities::Expr>, out: &mut std::collections::HashSet<Var>, seq: &SeqExpr| {
         for &b in &seq.blocks {
             if let Some(block) = f.blocks.get(b) {
                 stack.extend(block.bindings.iter().map(|bind| bind.value));
+                if block.dataflow {
+                    let outputs = block.bindings.iter().map(|bind| bind.var);
+                    out.extend(outputs.filter(|&v| f.vars.get(v).is_some_and(|d| !d.dataflow)));
+                }
             }
         }
         stack.push(seq.body);
     };
-    push_seq(&mut stack, &f.func.body);
+    push_seq(&mut stack, &mut out, &f.func.body);
     while let Some(e) = stack.pop() {
         if !seen.insert(e) {
             continue;
@@ -471,10 +479,10 @@ fn referenced_vars(f: &RelaxFunction) -> std::collections::HashSet<Var> {
             Some(ExprData::GetItem { tuple, .. }) => stack.push(*tuple),
             Some(ExprData::If { cond, then_branch, else_branch }) => {
                 stack.push(*cond);
-                push_seq(&mut stack, then_branch);
-                push_seq(&mut stack, else_branch);
+                push_seq(&mut stack, &mut out, then_branch);
+                push_seq(&mut stack, &mut out, else_branch);
             }
-            Some(ExprData::Function(node)) => push_seq(&mut stack, &node.body),
+            Some(ExprData::Function(node)) => push_seq(&mut stack, &mut out, &node.body),
             _ => {}
         }
     }

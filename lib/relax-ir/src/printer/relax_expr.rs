@@ -140,7 +140,7 @@ impl RelaxPrinter<'_, '_> {
                 }
                 ExprData::Prim(p) => {
                     let mut s = String::from("R.prim_value(");
-                    write_prim(&mut s, &f.pool, *p, Mode::Relax, self);
+                    super::prim_expr::write_relax_scalar(&mut s, &f.pool, *p, self);
                     s.push(')');
                     line.push(&s);
                 }

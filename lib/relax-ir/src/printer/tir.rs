@@ -38,6 +38,7 @@ pub(crate) fn var_creation(v: &SymVarData) -> String {
     match &v.pointer {
         Some((t, scope)) if scope.is_empty() => format!("T.handle({})", quote(&t.to_string())),
         Some((t, scope)) => format!("T.handle({}, {})", quote(&t.to_string()), quote(scope)),
+        None if v.size_var => format!("T.{}(is_size_var=True)", v.dtype),
         None => format!("T.{}()", v.dtype),
     }
 }

@@ -58,7 +58,13 @@ fn write_ty_depth(out: &mut String, pool: &Pool, t: Ty, opts: TyOpts, names: &mu
         TyData::Prim { dtype, value } => match value {
             Some(v) => {
                 out.push_str("R.Prim(value=");
-                write_dim(out, pool, *v, opts, names);
+                match pool.prims.get(*v) {
+                    // A constant keeps its type (`R.Prim(value=T.int32(1))`).
+                    Some(crate::prim::PrimExprData::Int(..)) if opts.mode == Mode::Relax => {
+                        super::prim_expr::write_relax_scalar(out, pool, *v, names)
+                    }
+                    _ => write_dim(out, pool, *v, opts, names),
+                }
                 out.push(')');
             }
             None => {

@@ -56,7 +56,8 @@
 //! * the variable a DPS call is bound to matches `out_sinfo` in kind, rank, dtype and
 //!   constant dims (unknown parts always match)
 //! * an item access on a tuple type has its index in range; on a non-tuple type it is an error
-//! * a `R.match_cast` type has the value type's kind (or either is `R.Object`)
+//! * a `R.match_cast` type has the value type's kind (or either is `R.Object`), and the
+//!   variable it binds has exactly that type
 //! * an `if` condition has a tensor, prim or object type
 //!
 //! **4. PrimFuncs** (`tir_rules.rs`)

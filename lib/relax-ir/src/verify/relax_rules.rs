@@ -309,9 +309,21 @@ impl RelaxChecker<'_> {
         self.check_ty_uses(vd.ty, Entity::Var(bd.var));
     }
 
-    /// A match_cast type must be of the value's kind (or either is `R.Object`).
+    /// A match_cast type must be of the value's kind (or either is `R.Object`), and its
+    /// variable has exactly the cast's type (the text annotates it with that type, and
+    /// TVM's parser, like relax's, rejects any other annotation).
     fn check_match_cast(&mut self, bd: &Binding, t: Ty) {
         let pool = &self.f.pool;
+        if let Some(vd) = self.f.vars.get(bd.var)
+            && vd.ty != t
+        {
+            let vn = names::var(self.f, bd.var);
+            let (have, cast) = (names::ty(pool, vd.ty), names::ty(pool, t));
+            self.err(
+                Entity::Var(bd.var),
+                format!("match cast variable `{vn}` has type `{have}`, not the type it casts to, `{cast}`"),
+            );
+        }
         let Some(vt) = self.f.ty_of(bd.value) else { return };
         let (a, b) = (pool.ty(vt), pool.ty(t));
         if matches!(a, TyData::Object) || matches!(b, TyData::Object) {

@@ -44,6 +44,12 @@ impl MetadataTable {
         }
         MetadataTable { entries }
     }
+    /// Adds the data of a reference (from TVM's `load_json` preamble); a data line of the
+    /// same reference wins.
+    pub fn insert(&mut self, key: String, index: u32, data: ConstData) {
+        self.entries.entry((key, index)).or_insert(data);
+    }
+
     /// The data of a reference, if a data line supplied it.
     pub fn get(&self, key: &str, index: u32) -> Option<&ConstData> {
         self.entries.get(&(key.to_string(), index))

@@ -18,6 +18,7 @@
 pub(crate) mod attrs;
 pub(crate) mod dialect;
 pub(crate) mod metadata;
+pub(crate) mod metadata_json;
 pub(crate) mod module;
 pub(crate) mod prim_expr;
 pub(crate) mod relax;

@@ -79,7 +79,7 @@ impl ModuleCx<'_> {
 /// Lowers the whole file.
 pub(crate) fn lower_module(file: &ast::File, diags: &mut Diags) -> Option<Module> {
     let mut dialect = Dialect::from_header(&file.header);
-    let metadata = MetadataTable::read(&file.metadata, diags);
+    let mut metadata = MetadataTable::read(&file.metadata, diags);
     let mut class: Option<&ast::ClassDef> = None;
     let mut funcs: Vec<&ast::FunctionDef> = Vec::new();
     for stmt in &file.body {
@@ -104,6 +104,15 @@ pub(crate) fn lower_module(file: &ast::File, diags: &mut Diags) -> Option<Module
                 funcs.push(f);
             }
             StmtKind::Expr(e) if matches!(e.kind, ExprKind::Str(_)) => {}
+            StmtKind::Assign { targets, annotation: None, value } if load_json_preamble(targets, value).is_some() => {
+                let (text, span) = load_json_preamble(targets, value).unwrap_or_default();
+                match super::metadata_json::read_load_json(text) {
+                    Ok(entries) => entries.into_iter().for_each(|(k, i, d)| metadata.insert(k, i, d)),
+                    Err(msg) => {
+                        diags.error(span, format!("cannot read the metadata: {msg}"));
+                    }
+                }
+            }
             _ => {
                 diags.error(stmt.span, "expected an `@I.ir_module` class or a function");
             }
@@ -351,4 +360,16 @@ pub(crate) fn decorator_attrs(name: &str, deco: &Decorator, attrs: &mut Attrs) {
     if !deco.private && attrs.get("global_symbol").is_none() {
         attrs.0.insert(0, ("global_symbol".to_string(), AttrValue::Str(name.to_string())));
     }
+}
+
+/// TVM's `show_meta=True` preamble `metadata = tvm.ir.load_json("""...""")`: the JSON text
+/// and its span.
+fn load_json_preamble<'a>(targets: &[ast::Expr], value: &'a ast::Expr) -> Option<(&'a str, ast::Span)> {
+    let [t] = targets else { return None };
+    let (call, callee) = value.as_dotted_call()?;
+    if t.as_name() != Some("metadata") || callee != "tvm.ir.load_json" || !call.keywords.is_empty() {
+        return None;
+    }
+    let [arg] = call.args.as_slice() else { return None };
+    Some((arg.as_str()?, arg.span))
 }

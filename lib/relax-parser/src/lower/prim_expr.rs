@@ -40,6 +40,19 @@ pub(crate) trait PrimScope {
     }
 }
 
+/// The keywords a declaration `n = T.int64(...)` may take: none, or TVM's
+/// `is_size_var=True|False` (a `SizeVar`); `Some(is_size_var)` when they are such.
+pub(crate) fn declaration_keywords(call: &ast::Call) -> Option<bool> {
+    match call.keywords.as_slice() {
+        [] => Some(false),
+        [k] if k.name.name == "is_size_var" => match k.value.kind {
+            ast::ExprKind::Bool(b) => Some(b),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The dtype named by a `T.<name>` spelling (`T.int64`, `T.float32`, `T.bool`).
 pub(crate) fn t_dtype(dotted: &str) -> Option<DataType> {
     DataType::parse(dotted.strip_prefix("T.")?)

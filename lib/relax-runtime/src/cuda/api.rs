@@ -1,9 +1,11 @@
-//! The part of the CUDA driver API the engine uses, loaded from `libcuda.so.1` at run
-//! time with `libloading`: each call is wrapped in a safe method that turns a
-//! `CUresult` into a message (`cuGetErrorName`: `cuGetErrorString`).
+//! The part of the CUDA driver API the engine uses, loaded at run time with
+//! `libloading` from `libcuda.so.1`, or from the library `RELAX_CUDA_DRIVER` names (such
+//! as the PTX simulator `librelax_cuda_sim.so`, `docs/gpu.md`): each call is wrapped in a
+//! safe method that turns a `CUresult` into a message (`cuGetErrorName`:
+//! `cuGetErrorString`).
 #![expect(unsafe_code, reason = "CUDA driver calls are foreign functions")]
 
-use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::ffi::{CStr, CString, OsStr, OsString, c_char, c_int, c_uint, c_void};
 
 /// `CUcontext`.
 pub type CuContext = *mut c_void;
@@ -66,46 +68,63 @@ pub struct Api {
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
 }
 
-/// Looks up `name` in `lib` as a function pointer of type `T`.
+/// The environment variable that names another driver library.
+pub const DRIVER_ENV: &str = "RELAX_CUDA_DRIVER";
+
+/// The driver library to open: `explicit` when given, else the value of
+/// `RELAX_CUDA_DRIVER` (`env`) when set and not empty, else `libcuda.so.1`.
+pub fn driver_path(explicit: Option<&OsStr>, env: Option<OsString>) -> OsString {
+    match (explicit, env) {
+        (Some(p), _) => p.to_os_string(),
+        (None, Some(e)) if !e.is_empty() => e,
+        _ => OsString::from("libcuda.so.1"),
+    }
+}
+
+/// Looks up `name` in `lib` (opened from `path`) as a function pointer of type `T`.
 ///
 /// # Safety
 /// `T` must be the function's C signature.
-unsafe fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, Unavailable> {
+unsafe fn sym<T: Copy>(lib: &libloading::Library, path: &OsStr, name: &str) -> Result<T, Unavailable> {
     // SAFETY: the caller gives the symbol's true type.
     unsafe { lib.get::<T>(name.as_bytes()) }
         .map(|s| *s)
-        .map_err(|e| Unavailable(format!("libcuda.so.1 has no `{name}`: {e}")))
+        .map_err(|e| Unavailable(format!("{} has no `{name}`: {e}", path.to_string_lossy())))
 }
 
 impl Api {
-    /// Opens the driver library and initializes the driver.
-    pub fn load() -> Result<Api, Unavailable> {
-        // SAFETY: loading the system's CUDA driver library, whose initializers are sound.
-        let lib = unsafe { libloading::Library::new("libcuda.so.1") }
-            .map_err(|e| Unavailable(format!("cannot load the NVIDIA driver library libcuda.so.1 ({e})")))?;
+    /// Opens the driver library ([`driver_path`]) and initializes the driver.
+    pub fn load(driver: Option<&OsStr>) -> Result<Api, Unavailable> {
+        let path = driver_path(driver, std::env::var_os(DRIVER_ENV));
+        // SAFETY: loading a CUDA driver library (the system's or one the user named),
+        // whose initializers are sound.
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| {
+            Unavailable(format!("cannot load the CUDA driver library {} ({e})", path.to_string_lossy()))
+        })?;
+        let p = path.as_os_str();
         // SAFETY: each type below is the C signature of the named driver function (the
         // `_v2` names are the 64-bit ones `cuda.h` maps the plain names to).
         let api = unsafe {
             Api {
-                init: sym(&lib, "cuInit")?,
-                device_get_count: sym(&lib, "cuDeviceGetCount")?,
-                device_get: sym(&lib, "cuDeviceGet")?,
-                device_get_name: sym(&lib, "cuDeviceGetName")?,
-                device_get_attribute: sym(&lib, "cuDeviceGetAttribute")?,
-                ctx_create: sym(&lib, "cuCtxCreate_v2")?,
-                ctx_destroy: sym(&lib, "cuCtxDestroy_v2")?,
-                ctx_set_current: sym(&lib, "cuCtxSetCurrent")?,
-                ctx_synchronize: sym(&lib, "cuCtxSynchronize")?,
-                module_load_data: sym(&lib, "cuModuleLoadData")?,
-                module_unload: sym(&lib, "cuModuleUnload")?,
-                module_get_function: sym(&lib, "cuModuleGetFunction")?,
-                mem_alloc: sym(&lib, "cuMemAlloc_v2")?,
-                mem_free: sym(&lib, "cuMemFree_v2")?,
-                memcpy_htod: sym(&lib, "cuMemcpyHtoD_v2")?,
-                memcpy_dtoh: sym(&lib, "cuMemcpyDtoH_v2")?,
-                launch_kernel: sym(&lib, "cuLaunchKernel")?,
-                get_error_name: sym(&lib, "cuGetErrorName")?,
-                get_error_string: sym(&lib, "cuGetErrorString")?,
+                init: sym(&lib, p, "cuInit")?,
+                device_get_count: sym(&lib, p, "cuDeviceGetCount")?,
+                device_get: sym(&lib, p, "cuDeviceGet")?,
+                device_get_name: sym(&lib, p, "cuDeviceGetName")?,
+                device_get_attribute: sym(&lib, p, "cuDeviceGetAttribute")?,
+                ctx_create: sym(&lib, p, "cuCtxCreate_v2")?,
+                ctx_destroy: sym(&lib, p, "cuCtxDestroy_v2")?,
+                ctx_set_current: sym(&lib, p, "cuCtxSetCurrent")?,
+                ctx_synchronize: sym(&lib, p, "cuCtxSynchronize")?,
+                module_load_data: sym(&lib, p, "cuModuleLoadData")?,
+                module_unload: sym(&lib, p, "cuModuleUnload")?,
+                module_get_function: sym(&lib, p, "cuModuleGetFunction")?,
+                mem_alloc: sym(&lib, p, "cuMemAlloc_v2")?,
+                mem_free: sym(&lib, p, "cuMemFree_v2")?,
+                memcpy_htod: sym(&lib, p, "cuMemcpyHtoD_v2")?,
+                memcpy_dtoh: sym(&lib, p, "cuMemcpyDtoH_v2")?,
+                launch_kernel: sym(&lib, p, "cuLaunchKernel")?,
+                get_error_name: sym(&lib, p, "cuGetErrorName")?,
+                get_error_string: sym(&lib, p, "cuGetErrorString")?,
                 _lib: lib,
             }
         };
@@ -270,5 +289,21 @@ impl Api {
     pub fn synchronize(&self) -> Result<(), String> {
         // SAFETY: no arguments.
         self.check(unsafe { (self.ctx_synchronize)() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::{OsStr, OsString};
+
+    use super::driver_path;
+
+    #[test]
+    fn the_driver_library_is_the_option_then_the_environment_then_libcuda() {
+        let env = || Some(OsString::from("/env/libsim.so"));
+        assert_eq!(driver_path(Some(OsStr::new("/opt/lib.so")), env()), "/opt/lib.so");
+        assert_eq!(driver_path(None, env()), "/env/libsim.so");
+        assert_eq!(driver_path(None, Some(OsString::new())), "libcuda.so.1");
+        assert_eq!(driver_path(None, None), "libcuda.so.1");
     }
 }

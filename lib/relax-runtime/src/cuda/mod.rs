@@ -3,7 +3,9 @@
 //! (`docs/gpu.md`). It mirrors the Vulkan engine (`crate::vulkan`):
 //!
 //! * [`compile`] opens `libcuda.so.1` at run time ([`api`]), so building needs no CUDA
-//!   toolkit; without a driver or a device it fails with [`Unavailable`]. It takes
+//!   toolkit; without a driver or a device it fails with [`Unavailable`]. Another
+//!   driver library (the PTX simulator `librelax_cuda_sim.so`) can be named by the
+//!   caller or by `RELAX_CUDA_DRIVER`. It takes
 //!   device 0, creates a context, lowers every PrimFunc of the module to PTX for the
 //!   device's architecture (the newest LLVM 19 knows that the device runs), loads it with
 //!   `cuModuleLoadData` and looks up one function per launch. A PrimFunc the PTX backend
@@ -16,7 +18,7 @@
 mod api;
 
 use std::collections::HashMap;
-use std::ffi::{CString, c_void};
+use std::ffi::{CString, OsStr, c_void};
 
 use relax_codegen::CodegenError;
 use relax_codegen::gpu::GpuFunc;
@@ -59,15 +61,19 @@ pub enum CudaError {
     Failed(String),
 }
 
-/// Whether CUDA can run here: the name of device 0, or why not.
-pub fn probe() -> Result<String, Unavailable> {
-    let api = Api::load()?;
+pub use self::api::{DRIVER_ENV, driver_path};
+
+/// Whether CUDA can run here: the name of device 0, or why not. `driver` names the
+/// driver library ([`driver_path`]).
+pub fn probe(driver: Option<&OsStr>) -> Result<String, Unavailable> {
+    let api = Api::load(driver)?;
     api.first_device().map(|(_, name, _)| name)
 }
 
-/// Compiles the kernels of `m` for CUDA device 0 and calls `run` with them.
-pub fn compile<T>(m: &Module, run: impl FnOnce(&CudaKernels) -> T) -> Result<T, CudaError> {
-    let api = Api::load().map_err(CudaError::Unavailable)?;
+/// Compiles the kernels of `m` for CUDA device 0 of the driver library `driver`
+/// ([`driver_path`]) and calls `run` with them.
+pub fn compile<T>(m: &Module, driver: Option<&OsStr>, run: impl FnOnce(&CudaKernels) -> T) -> Result<T, CudaError> {
+    let api = Api::load(driver).map_err(CudaError::Unavailable)?;
     let (device, device_name, (major, minor)) = api.first_device().map_err(CudaError::Unavailable)?;
     let context = api.create_context(device).map_err(CudaError::Failed)?;
     let arch = relax_codegen::nvptx::arch_for(major, minor);

@@ -12,17 +12,21 @@
 //! [`reduce`] (sums, means, extrema, variance, arg-reductions), [`nn`] (activations,
 //! softmax, norms), [`linalg`] (`matmul`), [`manipulate`] (reshape and friends,
 //! indexing), [`create`] (`full`, `arange`, `tril`, ...), [`scan`] (`cumsum`, `cumprod`,
-//! `sort`, `argsort`, which have no legalization), [`conv`] (convolutions), [`pool`]
-//! (pooling). A kernel that does not handle a case (a layout, a dtype) returns
+//! `sort`, `argsort`, which have no legalization), [`conv`] (convolutions),
+//! [`conv_transpose`] (transposed convolutions), [`pool`] (pooling), [`norm`] (batch,
+//! group and instance normalization), [`attention`] (`nn.attention`, `nn.attention_bias`). A kernel that does not handle a case (a layout, a dtype) returns
 //! [`unsupported`], and the call runs through its legalization instead.
 
+pub mod attention;
 pub mod conv;
+pub mod conv_transpose;
 pub mod create;
 pub mod elementwise;
 pub mod legalize;
 pub mod linalg;
 pub mod manipulate;
 pub mod nn;
+pub mod norm;
 pub mod pool;
 pub mod reduce;
 pub mod scan;
@@ -140,6 +144,9 @@ pub fn kernel(name: &str) -> Option<Kernel> {
         .or_else(|| scan::lookup(short))
         .or_else(|| conv::lookup(short))
         .or_else(|| pool::lookup(short))
+        .or_else(|| conv_transpose::lookup(short))
+        .or_else(|| norm::lookup(short))
+        .or_else(|| attention::lookup(short))
 }
 
 /// The message of [`unsupported`].
@@ -191,8 +198,64 @@ fn short(name: &str) -> &str {
     name.strip_prefix("relax.").unwrap_or(name)
 }
 
+/// The ops that only look at or pass along values, run by [`run_op`] before any kernel.
+pub const VALUE_OPS: &[&str] = &[
+    "relax.shape_of",
+    "relax.tensor_to_shape",
+    "relax.shape_to_tensor",
+    "relax.builtin.stop_lift_params",
+    "relax.hint_on_device",
+    "relax.to_vdevice",
+    "relax.grad.no_grad",
+    "relax.grad.start_checkpoint",
+    "relax.grad.end_checkpoint",
+    "relax.inspect.tensor_dtype_code",
+    "relax.inspect.tensor_dtype_bits",
+    "relax.inspect.tensor_dtype_lanes",
+    "relax.inspect.tensor_ndim",
+    "relax.inspect.tensor_byte_offset",
+    "relax.inspect.tensor_elem_offset",
+    "relax.inspect.tensor_shape_i",
+    "relax.inspect.tensor_stride_i",
+];
+
+/// How the interpreter runs an op (the "interpreted" column of `docs/legalize.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// The interpreter itself: calls, packed calls, closures, effects, memory and value
+    /// ops.
+    Interpreter,
+    /// A reference kernel (which hands cases it does not take to the legalization).
+    Kernel,
+    /// The op's legalization, run by the TIR interpreter (or a packed builtin).
+    Legalization,
+    /// Not at all: running it is an error naming the op.
+    Unsupported,
+}
+
+/// How the interpreter runs the op `name`.
+pub fn route(name: &str) -> Route {
+    use relax_transform::legalize::{legalization, unsupported};
+    if crate::relax::call::runs_directly(name) || VALUE_OPS.contains(&name) {
+        Route::Interpreter
+    } else if kernel(name).is_some() {
+        Route::Kernel
+    } else if legalization(name).is_some()
+        || unsupported::EXPANDED.contains(&name)
+        || unsupported::packed_name(name).is_some_and(|f| crate::builtins::NAMES.contains(&f))
+    {
+        Route::Legalization
+    } else {
+        Route::Unsupported
+    }
+}
+
 /// Ops that only look at or pass along values.
 fn value_op(name: &str, args: &[Value]) -> RunResult<Option<Value>> {
+    // Only the listed ops reach the arms below (so the list is what runs here).
+    if !VALUE_OPS.contains(&name) {
+        return Ok(None);
+    }
     let tensor = |i: usize| match args.get(i) {
         Some(Value::Tensor(t)) => Ok(t.clone()),
         _ => Err(RunError::new(format!("`R.{}`: argument {i} is not a tensor", short(name)))),

@@ -7,8 +7,8 @@
 //! * avg (float dtypes): the sum from zero in the dtype (padded positions read zero),
 //!   divided by the number of elements the window covers, with or without the padding
 //!   (`count_include_pad`), computed with TOPI's integer formula;
-//! * adaptive avg (float dtypes, windows of one size as the legalization takes): the sum
-//!   over `[o * in // out, ...)` divided by the window's size.
+//! * adaptive avg (float dtypes): the sum over `[o * in // out, ceil((o + 1) * in /
+//!   out))` divided by that window's size (windows of different sizes included).
 //!
 //! `ceil_mode` pads the end by `stride - 1` more, as TOPI does. Layouts are those of the
 //! letters `N`, `C`, `D`, `H`, `W`; other cases run through the legalization.
@@ -202,25 +202,15 @@ fn adaptive(k: &KernelArgs<'_>, dim: usize) -> RunResult<Value> {
         None => in_size.clone(),
         Some(s) => complete_ints(Some(s), dim, 1),
     };
-    let mut sizes = Vec::new();
-    for i in 0..dim {
-        sizes.push(match (in_size[i], out_size[i]) {
-            (n, 1) => n,
-            (n, o) if o > 0 && n % o == 0 => n / o,
-            _ => return Err(unsupported()),
-        });
+    if (0..dim).any(|i| out_size[i] < 1 || in_size[i] < 0) {
+        return Err(unsupported());
     }
     let mut out_shape = x.shape.clone();
     for i in 0..dim {
         out_shape[axes[i]] = out_size[i];
     }
-    let mut factor = Scalar::int(dtype, 1);
-    for &s in &sizes {
-        factor = bin(BinOp::Mul, factor, Scalar::int(DataType::INT32, s))?;
-    }
     let xv = x.scalars();
     let xst = row_major_strides(&x.shape);
-    let window: i64 = sizes.iter().product();
     let mut res = Vec::with_capacity(out_shape.iter().product::<i64>().max(0) as usize);
     let mut r = vec![0i64; dim];
     each_index(&out_shape, |o| {
@@ -230,7 +220,16 @@ fn adaptive(k: &KernelArgs<'_>, dim: usize) -> RunResult<Value> {
                 base += v * xst[d];
             }
         }
+        // The window `[o * in // out, ceil((o + 1) * in / out))` of each pooled axis.
         let first: Vec<i64> = (0..dim).map(|i| (o[axes[i]] * in_size[i]).div_euclid(out_size[i])).collect();
+        let sizes: Vec<i64> = (0..dim)
+            .map(|i| ((o[axes[i]] + 1) * in_size[i] + out_size[i] - 1).div_euclid(out_size[i]) - first[i])
+            .collect();
+        let mut factor = Scalar::int(dtype, 1);
+        for &s in &sizes {
+            factor = bin(BinOp::Mul, factor, Scalar::int(DataType::INT32, s))?;
+        }
+        let window: i64 = sizes.iter().product();
         let mut acc = Scalar::int(dtype, 0);
         r.iter_mut().for_each(|v| *v = 0);
         for _ in 0..window {

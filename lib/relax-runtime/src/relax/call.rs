@@ -13,6 +13,35 @@ use crate::error::{RunError, RunResult};
 use crate::scalar::Scalar;
 use crate::value::{FuncValue, Tensor, Value};
 
+/// The ops the interpreter runs itself (calls of PrimFuncs, packed functions and
+/// closures, effects), rather than as compute ops of [`crate::ops`]; the memory ops of
+/// [`super::memory`] too ([`runs_directly`]).
+pub const DIRECT_OPS: &[&str] = &[
+    "relax.call_tir",
+    "relax.call_tir_with_grad",
+    "relax.call_tir_inplace",
+    "relax.vm.call_tir_dyn",
+    "relax.call_dps_packed",
+    "relax.call_pure_packed",
+    "relax.call_inplace_packed",
+    "relax.call_builtin_with_ctx",
+    "relax.invoke_closure",
+    "relax.invoke_pure_closure",
+    "relax.make_closure",
+    "relax.null_value",
+    "relax.print",
+    "relax.assert_op",
+];
+
+/// True for an op the interpreter runs itself: [`DIRECT_OPS`] and the memory ops
+/// (`R.memory.*`, `R.vm.*`, `R.builtin.alloc_tensor`).
+pub fn runs_directly(name: &str) -> bool {
+    DIRECT_OPS.contains(&name)
+        || name.starts_with("relax.memory.")
+        || name.starts_with("relax.vm.")
+        || name == "relax.builtin.alloc_tensor"
+}
+
 /// The fields of a tuple value (a single non-tuple value is one field).
 pub(crate) fn fields(v: Value) -> Vec<Value> {
     match v {
@@ -88,6 +117,10 @@ impl<'m> Interpreter<'m> {
 
     fn call_op(&self, fr: &mut Frame<'m>, e: Expr, call: &'m Call, op: &OpRef) -> RunResult<Value> {
         let name = op.name();
+        // Only the listed ops reach the arms below (so the list is what runs here).
+        if !runs_directly(name) {
+            return crate::ops::run_op(self, fr, e, call, name);
+        }
         match name {
             "relax.call_tir" | "relax.call_tir_with_grad" | "relax.call_tir_inplace" => self.call_tir(fr, call, name),
             "relax.vm.call_tir_dyn" => {

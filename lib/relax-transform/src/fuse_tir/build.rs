@@ -203,11 +203,7 @@ impl Builder<'_> {
 
     fn new_buffer(&mut self, name: &str, dtype: DataType, shape: Vec<PrimExpr>, scope: &str, seps: Vec<i64>) -> Buffer {
         let storage = if dtype.is_bool() { DataType::INT8 } else { dtype };
-        let data = self.t.pool.vars.push(SymVarData {
-            name: name.to_string(),
-            dtype: DataType::HANDLE,
-            pointer: Some((storage, scope.to_string())),
-        });
+        let data = self.t.pool.vars.push(SymVarData::pointer(name, storage, scope));
         let mut d = BufferData::new(name, data, dtype, shape);
         d.scope = scope.to_string();
         d.axis_separators = seps;

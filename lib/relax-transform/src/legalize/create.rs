@@ -12,6 +12,11 @@
 //! * `eye`, `eye_like`: `eye[i, j] = if_then_else(i == j - k, 1, 0)`.
 //! * `tril`, `triu`: TOPI's `trilu`, a stage `trilu` over `i0, ...` keeping
 //!   `x[..., i, j]` where `i >= j - k` (`<=` for `triu`), else 0.
+//! * `hamming_window(size, periodic, alpha, beta)` (constant arguments, as TVM reads
+//!   their values): TOPI's chain `T_arange` over `size` (plus one when periodic),
+//!   `T_multiply` by `2 * pi`, `T_divide` by the count minus one, `compute` (`cos`),
+//!   `T_multiply_1` by beta, `T_subtract` from alpha, the cast `compute_1`, and for a
+//!   periodic window `T_strided_slice` dropping the last element.
 
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{ConstData, ConstPayload, DataType, PrimExpr};
@@ -33,6 +38,7 @@ pub fn lookup(name: &str) -> Option<Legalize> {
         "arange" => arange,
         "eye" => eye,
         "eye_like" => eye,
+        "hamming_window" => hamming_window,
         "tril" => |cx| trilu(cx, false, "tril"),
         "triu" => |cx| trilu(cx, true, "triu"),
         _ => return None,
@@ -66,6 +72,67 @@ fn eye(cx: &mut Cx) -> Option<Lowered> {
         te.if_then_else(c, one, zero)
     });
     Lowered::one(name, t)
+}
+
+/// The constant value of the `i`-th argument (`R.prim_value(...)`).
+fn prim_const(cx: &Cx, i: usize) -> Option<f64> {
+    let e = cx.arg(i)?;
+    let relax_ir::ExprData::Prim(p) = &cx.f.exprs[e] else { return None };
+    match cx.f.pool.prim(*p) {
+        PrimExprData::Int(_, v) => Some(*v as f64),
+        PrimExprData::Float(_, v) => Some(v.get()),
+        _ => None,
+    }
+}
+
+/// `topi.hamming_window`.
+fn hamming_window(cx: &mut Cx) -> Option<Lowered> {
+    let dtype = cx.attr_dtype("dtype")?;
+    let size = prim_const(cx, 0)?;
+    let periodic = prim_const(cx, 1)? != 0.0;
+    let (alpha, beta) = (prim_const(cx, 2)?, prim_const(cx, 3)?);
+    // A window of one is TOPI's `const_vector`; sizes must be positive integers.
+    if !dtype.is_float() || size.fract() != 0.0 || size < 2.0 || size > f64::from(i32::MAX) {
+        return None;
+    }
+    let n = size as i64 + i64::from(periodic);
+    let te = &mut cx.te;
+    let len = te.i64(n);
+    let index = te.compute("T_arange", vec![len], Axes::Ax, |te, i| te.cast(dtype, i[0]));
+    let scaled = te.compute("T_multiply", vec![len], Axes::Ax, |te, i| {
+        let c = te.const_f(dtype, 2.0 * std::f64::consts::PI);
+        let v = te.load(index, i);
+        te.mul(c, v)
+    });
+    let angular = te.compute("T_divide", vec![len], Axes::Ax, |te, i| {
+        let v = te.load(scaled, i);
+        let d = te.const_f(dtype, (n - 1) as f64);
+        te.bin(BinOp::Div, v, d)
+    });
+    let cos = te.compute("compute", vec![len], Axes::I, |te, i| {
+        let v = te.load(angular, i);
+        te.call("tir.cos", &[v])
+    });
+    let weighted = te.compute("T_multiply", vec![len], Axes::Ax, |te, i| {
+        let c = te.const_f(dtype, beta);
+        let v = te.load(cos, i);
+        te.mul(c, v)
+    });
+    let window = te.compute("T_subtract", vec![len], Axes::Ax, |te, i| {
+        let c = te.const_f(dtype, alpha);
+        let v = te.load(weighted, i);
+        te.sub(c, v)
+    });
+    let cast = te.compute("compute", vec![len], Axes::I, |te, i| {
+        let v = te.load(window, i);
+        te.cast(dtype, v)
+    });
+    if !periodic {
+        return Lowered::one("hamming_window", cast);
+    }
+    let out = te.i64(n - 1);
+    let t = te.compute("T_strided_slice", vec![out], Axes::Ax, |te, i| te.load(cast, i));
+    Lowered::one("hamming_window", t)
 }
 
 /// The Python value of a scalar constant (`python_native=True`): floats as doubles,

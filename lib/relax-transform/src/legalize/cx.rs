@@ -81,9 +81,15 @@ impl<'a> Cx<'a> {
         self.out().dtype()
     }
 
-    /// Copies a caller expression into the PrimFunc, with fresh variables.
+    /// Copies a caller expression into the PrimFunc, with fresh variables: plain ones, as
+    /// TVM's `emit_te` makes them (a caller's `SizeVar` becomes `n = T.int64()`).
     pub fn import(&mut self, e: PrimExpr) -> PrimExpr {
-        self.te.pool.import_prim(&self.f.pool, e, &mut self.var_map)
+        let before = self.te.pool.vars.len();
+        let out = self.te.pool.import_prim(&self.f.pool, e, &mut self.var_map);
+        for (_, v) in self.te.pool.vars.iter_mut().skip(before) {
+            v.size_var = false;
+        }
+        out
     }
 
     /// The rank of the `i`-th argument, when it is a tensor of known rank.

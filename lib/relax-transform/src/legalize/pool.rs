@@ -10,9 +10,12 @@
 //!   `count_include_pad`), annotated `meta_schedule.pool_avg`;
 //! * `nn.adaptive_avg_pool{1,2,3}d`: `adaptive_pool_sum` over the window
 //!   `[o * in // out, ceil((o + 1) * in / out))`, and `adaptive_pool_avg` dividing by
-//!   its size. Only windows of one size (`out` = 1, or `in` a static multiple of `out`)
-//!   are legalized: other sizes make reduction extents depend on the output index,
-//!   which TVM schedules as nested blocks the builder does not make.
+//!   its size. When the windows differ in size (7 into 3), TVM makes the reduction
+//!   extent depend on the output index, in a block nested in another
+//!   (`adaptive_pool_sum_l1`), which the builder does not make; here the reduction runs
+//!   over the widest window, and positions past the window's own size add zero
+//!   (`T.if_then_else(rv < size, x[...], 0)`): the same values are summed in the same
+//!   order, so the numbers are TVM's, in a different text. Those sizes must be static.
 //!
 //! `ceil_mode` pads the end by `stride - 1` more, as TOPI does. Layouts are those of
 //! letters `N`, `C`, `D`, `H`, `W` (no split channels); an output layout other than the
@@ -255,16 +258,24 @@ fn adaptive(cx: &mut Cx, dim: usize) -> Option<Lowered> {
         Some(s) => complete_ints(Some(s), dim, 1).iter().map(|&v| te.i64(v)).collect(),
     };
     let in_size: Vec<PrimExpr> = axes.iter().map(|&a| shape[a]).collect();
-    // The window's size, which TVM's simplifier finds (`in`, or `in / out`).
+    // The window's size, which TVM's simplifier finds (`in`, or `in / out`), or `None`
+    // when it depends on the output index.
     let mut sizes = Vec::new();
+    let mut max_sizes = Vec::new();
     for i in 0..dim {
         let o = te.pool.as_int(out_size[i]);
         let n = te.pool.as_int(in_size[i]);
-        sizes.push(match (n, o) {
-            (_, Some(1)) => in_size[i],
-            (Some(n), Some(o)) if o > 0 && n % o == 0 => te.i64(n / o),
+        match (n, o) {
+            (_, Some(1)) => sizes.push(Some(in_size[i])),
+            (Some(n), Some(o)) if o > 0 && n % o == 0 => sizes.push(Some(te.i64(n / o))),
+            (Some(n), Some(o)) if o > 0 && n > 0 => {
+                // The widest window: `ceil((j + 1) * n / o) - j * n // o` over `j`.
+                let widest = (0..o).map(|j| ((j + 1) * n + o - 1) / o - j * n / o).max().unwrap_or(1);
+                max_sizes.push((i, widest));
+                sizes.push(None);
+            }
             _ => return None,
-        });
+        }
     }
     let mut out_shape = shape.clone();
     for i in 0..dim {
@@ -275,23 +286,61 @@ fn adaptive(cx: &mut Cx, dim: usize) -> Option<Lowered> {
         let a = te.mul(o, in_size[i]);
         te.floordiv(a, out_size[i])
     };
+    // The window's size at output index `o` (`end - start`, `end` rounded up).
+    let size_at = |te: &mut Te, o: PrimExpr, i: usize| -> PrimExpr {
+        let a = te.mul(o, in_size[i]);
+        let b = te.add(a, in_size[i]);
+        let end = te.floordiv(b, out_size[i]);
+        let m = te.floormod(b, out_size[i]);
+        let zero = te.i64(0);
+        let exact = te.bin(BinOp::Eq, m, zero);
+        let one = te.i64(1);
+        let up = te.add(end, one);
+        let end = te.select(exact, end, up);
+        let first = start(te, o, i);
+        te.sub(end, first)
+    };
     let sum = te.compute_reduce("adaptive_pool_sum", out_shape.clone(), Axes::Ax, |te, out| {
         let mut idx = out.to_vec();
         let mut raxes = Vec::new();
+        let mut inside = Vec::new();
         for i in 0..dim {
             let first = start(te, out[axes[i]], i);
-            let (r, rv) = te.reduce_axis(&format!("rv{i}"), sizes[i]);
+            let extent = match sizes[i] {
+                Some(s) => s,
+                None => {
+                    let w = max_sizes.iter().find(|(j, _)| *j == i).map_or(1, |(_, w)| *w);
+                    te.i64(w)
+                }
+            };
+            let (r, rv) = te.reduce_axis(&format!("rv{i}"), extent);
             raxes.push(r);
+            if sizes[i].is_none() {
+                let s = size_at(te, out[axes[i]], i);
+                inside.push(te.bin(BinOp::Lt, rv, s));
+            }
             idx[axes[i]] = te.add(first, rv);
         }
         let s = te.load(x, &idx);
+        let s = match inside.split_first() {
+            None => s,
+            Some((&c, rest)) => {
+                let c = rest.iter().fold(c, |a, &b| te.bin(BinOp::And, a, b));
+                let zero = te.const_i(te.dtype(x), 0);
+                te.if_then_else(c, s, zero)
+            }
+        };
         Reduce { kind: CombinerKind::Sum, sources: vec![s], axes: raxes }
     })[0];
     let dtype = te.dtype(x);
     let attrs = schedule_rule("adaptive_pool_avg");
     let t = te.compute_with_attrs("adaptive_pool_avg", out_shape, Axes::Ax, attrs, |te, out| {
         let mut factor = te.const_i(dtype, 1);
-        for &size in &sizes {
+        for i in 0..dim {
+            let size = match sizes[i] {
+                Some(s) => s,
+                None => size_at(te, out[axes[i]], i),
+            };
             let e = te.cast(DataType::INT32, size);
             factor = te.mul(factor, e);
         }

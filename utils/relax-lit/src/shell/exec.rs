@@ -202,10 +202,12 @@ fn in_process(tool: relax_driver::ToolMain, args: &[String], stdin: &[u8], cwd: 
     }
     let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
     let (mut input, mut stdout, mut stderr) = (stdin, Vec::new(), Vec::new());
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut io = relax_driver::Io { stdin: &mut input, stdout: &mut stdout, stderr: &mut stderr };
-        tool(argv, &mut io)
-    }));
+    let result = relax_driver::on_large_stack(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let mut io = relax_driver::Io { stdin: &mut input, stdout: &mut stdout, stderr: &mut stderr };
+            tool(argv, &mut io)
+        }))
+    });
     match result {
         Ok(code) => Ok(Output { code, stdout, stderr }),
         Err(payload) => {

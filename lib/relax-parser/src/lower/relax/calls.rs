@@ -9,7 +9,7 @@ use super::super::attrs::lower_attr_value;
 use super::super::prim_expr::lower_prim;
 use super::super::{LResult, Reported};
 use super::exprs::{self, global_attr, leaf, prim_value};
-use super::{FuncCx, infer, types};
+use super::{FuncCx, infer, tvm_ops, types};
 use crate::ast::{self, ExprKind};
 
 /// Lowers a call expression.
@@ -30,7 +30,7 @@ pub(crate) fn lower_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Cal
         let p = lower_prim(fx, e)?;
         return Ok(prim_value(fx, p, e.span));
     }
-    match exprs::resolve_name(fx, &name) {
+    match exprs::resolve_callee(fx, &name) {
         Some(exprs::NameRef::Var(v)) => function_call(fx, e, call, FuncRef::Var(v), ann),
         Some(exprs::NameRef::Global(g)) => function_call(fx, e, call, FuncRef::Global(g), ann),
         _ => Err(fx.d().error(call.func.span, format!("undefined function `{name}`"))),
@@ -49,13 +49,16 @@ fn function_call(
     f: FuncRef,
     ann: Option<Ty>,
 ) -> LResult<Expr> {
-    if let Some(k) = call.keywords.first() {
+    // `sinfo_args=` is how a call that carries result types prints (TVM prints
+    // `f(x, sinfo_args=(...))` for such a call of a function value).
+    if let Some(k) = call.keywords.iter().find(|k| !is_sinfo_keyword(k)) {
         return Err(fx.d().error(k.span, "Relax functions take positional arguments only"));
     }
     let mut args = Vec::with_capacity(call.args.len());
     for a in &call.args {
         args.push(leaf(fx, a)?);
     }
+    let sinfo_args = sinfo_keyword(fx, call)?;
     let callee = match f {
         FuncRef::Global(g) => {
             let ty = infer::global_type(fx, g);
@@ -66,8 +69,17 @@ fn function_call(
             fx.add(ExprData::Var(v), Some(ty), call.func.span)
         }
     };
-    let ty = infer::function_call_type(fx, callee, &args, e.span)?.or(ann);
-    let data = ExprData::Call(Call { callee, args, attrs: Attrs::new(), sinfo_args: Vec::new() });
+    let mut ty = infer::function_call_type(fx, callee, &args, e.span)?;
+    // An opaque callee (an `R.ExternFunc` value, whose TVM type derives the result from
+    // `sinfo_args`, or a function the text does not show) returns what `sinfo_args` says.
+    let opaque = ty.is_none()
+        || matches!(fx.f.exprs[callee], ExprData::Var(_))
+            && matches!(fx.f.ty_of(callee).map(|t| fx.f.pool.ty(t)), Some(TyData::Callable { params: None, .. }));
+    if opaque && !sinfo_args.is_empty() {
+        ty = Some(infer::sinfo_result(fx, &sinfo_args));
+    }
+    let ty = ty.or(ann);
+    let data = ExprData::Call(Call { callee, args, attrs: Attrs::new(), sinfo_args });
     Ok(fx.add(data, ty, e.span))
 }
 
@@ -184,7 +196,7 @@ fn dps_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, which: &st
     };
     let callee = match &func.kind {
         ExprKind::Str(s) if which == "call_dps_packed" => extern_func(fx, s, func.span),
-        _ => leaf(fx, func)?,
+        _ => exprs::callee_leaf(fx, func)?,
     };
     let args_expr = match get(1, &["args"]) {
         Some(a) => a,
@@ -266,10 +278,11 @@ fn packed_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) -> LRes
     let Some((first, rest)) = call.args.split_first() else {
         return Err(fx.d().error(e.span, "`R.call_packed` needs a function name"));
     };
-    let callee = match &first.kind {
-        ExprKind::Str(s) => extern_func(fx, s, first.span),
-        _ => leaf(fx, first)?,
+    // As in TVM, whose `R.call_packed` wraps its first argument in `ExternFunc(name)`.
+    let ExprKind::Str(s) = &first.kind else {
+        return Err(fx.d().error(first.span, "`R.call_packed` takes the name of the packed function as a string"));
     };
+    let callee = extern_func(fx, s, first.span);
     for k in &call.keywords {
         if !is_sinfo_keyword(k) {
             return Err(fx.d().error(k.name.span, format!("unexpected keyword `{}` of `R.call_packed`", k.name.name)));
@@ -337,12 +350,25 @@ fn custom_call(
         attrs.0.push((k.name.name.clone(), v));
     }
     let sinfo_args = sinfo_keyword(fx, call)?;
+    let op_name = name.trim_start_matches("relax.");
+    if !tvm_ops::is_tvm_op(op_name) {
+        // TVM's parser rejects it too: `R.foo` is not in its `R` namespace.
+        let mut d = relax_ir::Diagnostic::error(super::super::sp(call.func.span), format!("unknown op `R.{op_name}`"))
+            .with_label("TVM registers no such op");
+        let table = op::OPS.iter().map(|d| d.name.trim_start_matches("relax."));
+        if let Some(s) = tvm_ops::suggest(op_name, table) {
+            d = d.with_note(format!("did you mean `R.{s}`?"));
+        }
+        return Err(fx.d().push(d));
+    }
     if ann.is_none() && sinfo_args.is_empty() {
-        // Nothing says what such a call returns: most likely a misspelt op.
-        let op_name = name.trim_start_matches("relax.");
-        let d = relax_ir::Diagnostic::error(super::super::sp(call.func.span), format!("unknown op `R.{op_name}`"))
-            .with_label("not in the op table")
-            .with_note("an op outside the op table needs a type annotation on its binding");
+        // An op of TVM that the op table does not model: nothing says what it returns.
+        let d = relax_ir::Diagnostic::error(
+            super::super::sp(call.func.span),
+            format!("op `R.{op_name}` is not in the op table, so its result type is unknown"),
+        )
+        .with_label("not in the op table")
+        .with_note("an op outside the op table needs a type annotation on its binding (or `sinfo_args=`)");
         return Err(fx.d().push(d));
     }
     let callee = fx.add(ExprData::Op(OpRef::Custom(name)), None, call.func.span);
@@ -412,7 +438,13 @@ fn table_call(
             ParamRole::Arg { kind, optional, default } => match (slots[i].first(), default) {
                 (Some(a), _) if !(optional && matches!(a.kind, ExprKind::None)) => {
                     arg_at.push((p.name, args.len()));
-                    args.push(coerce_arg(fx, a, kind)?);
+                    // The function of `R.make_closure(func, ...)` is a callee position.
+                    let v = if p.name == "func" && kind == ArgKind::Expr {
+                        exprs::callee_leaf(fx, a)?
+                    } else {
+                        coerce_arg(fx, a, kind)?
+                    };
+                    args.push(v);
                 }
                 _ if optional => {}
                 (None, Some(d)) => {
@@ -529,6 +561,7 @@ fn coerce_arg(fx: &mut FuncCx<'_, '_>, a: &ast::Expr, kind: ArgKind) -> LResult<
             Ok(prim_value(fx, p, a.span))
         }
         (ArgKind::Callee, ExprKind::Str(s)) => Ok(extern_func(fx, s, a.span)),
+        (ArgKind::Callee, _) => exprs::callee_leaf(fx, a),
         (ArgKind::Str | ArgKind::FormatStr, ExprKind::Str(s)) => {
             let ty = fx.ty(TyData::Object);
             Ok(fx.add(ExprData::Str(s.clone()), Some(ty), a.span))

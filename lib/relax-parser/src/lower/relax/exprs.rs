@@ -25,7 +25,8 @@ pub(crate) enum NameRef {
 }
 
 /// Resolves a bare name: Relax variables first, then symbolic variables, then module
-/// functions.
+/// functions. An unknown name is undefined here, even in single-function text: see
+/// [`resolve_callee`].
 pub(crate) fn resolve_name(fx: &mut FuncCx<'_, '_>, name: &str) -> Option<NameRef> {
     if let Some(v) = fx.lookup_var(name) {
         return Some(NameRef::Var(v));
@@ -36,10 +37,26 @@ pub(crate) fn resolve_name(fx: &mut FuncCx<'_, '_>, name: &str) -> Option<NameRe
     if let Some(g) = fx.cx.lookup(name) {
         return Some(NameRef::Global(g));
     }
-    if let Some(s) = fx.sym(name) {
-        return Some(NameRef::Sym(s));
+    fx.sym(name).map(NameRef::Sym)
+}
+
+/// Resolves a name in a callee position: the function of a call `f(...)`, or the function
+/// argument of `R.call_tir` and its kind, `R.call_dps_packed`, `R.call_pure_packed` (and the
+/// other ops whose function parameter is a callee) and `R.make_closure`. Only there may an unknown name of single-function text (`Function.script()`)
+/// be a module function that the text does not show; it becomes an unresolved global.
+pub(crate) fn resolve_callee(fx: &mut FuncCx<'_, '_>, name: &str) -> Option<NameRef> {
+    resolve_name(fx, name).or_else(|| fx.cx.global(name).map(NameRef::Global))
+}
+
+/// Lowers an expression in a callee position (see [`resolve_callee`]) to a leaf.
+pub(crate) fn callee_leaf(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Expr> {
+    if let ExprKind::Name(n) = &e.kind
+        && resolve_name(fx, n).is_none()
+        && let Some(g) = fx.cx.global(n)
+    {
+        return Ok(global_ref(fx, g, e.span));
     }
-    fx.cx.global(name).map(NameRef::Global)
+    leaf(fx, e)
 }
 
 /// True when `e` is `cls.f` or `<ClassName>.f`; returns `f`.
@@ -58,6 +75,12 @@ pub(crate) fn value(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, ann: Option<Ty>) -> 
         ExprKind::Name(n) => match resolve_name(fx, n) {
             Some(NameRef::Var(v)) => {
                 let ty = fx.f.vars[v].ty;
+                if fx.f.pool.ty(ty).is_void() && !fx.is_dataflow_var(v, n) {
+                    // TVM's normaliser replaces every use of a (non-dataflow) variable of
+                    // the empty tuple type with `R.tuple()`, so `a = R.print(...)` prints
+                    // as the statement `R.print(...)` and the uses of `a` as `R.tuple()`.
+                    return Ok(fx.add(ExprData::Tuple(Vec::new()), Some(ty), e.span));
+                }
                 Ok(fx.add(ExprData::Var(v), Some(ty), e.span))
             }
             Some(NameRef::Global(g)) => Ok(global_ref(fx, g, e.span)),
@@ -279,6 +302,27 @@ pub(crate) fn r_const(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) 
         return Err(fx.d().error(e.span, "`R.const` needs a value"));
     };
     let dtype_arg = call.args.get(1).or_else(|| call.keyword("dtype"));
+    const_of(fx, v, dtype_arg, e.span)
+}
+
+/// True for a number or bool literal (`1`, `-2.5`, `True`).
+pub(crate) fn is_number_literal(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => matches!(operand.kind, ExprKind::Int(_) | ExprKind::Float(_)),
+        _ => false,
+    }
+}
+
+/// `R.const(v[, dtype])` for the value expression `v`: a number, or nested lists of them.
+/// Without a dtype, integers are int32, bools bool and anything else float32 (as TVM's
+/// `R.const`, which is also what a bare number bound to a name means, `a = 1`).
+pub(crate) fn const_of(
+    fx: &mut FuncCx<'_, '_>,
+    v: &ast::Expr,
+    dtype_arg: Option<&ast::Expr>,
+    span: ast::Span,
+) -> LResult<Expr> {
     let mut flat = Vec::new();
     let mut shape = Vec::new();
     flatten_numbers(fx, v, 0, &mut flat, &mut shape)?;
@@ -295,7 +339,7 @@ pub(crate) fn r_const(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) 
         }
     };
     if dtype.is_void() || dtype.is_handle() || dtype.lanes > 1 {
-        return Err(fx.d().error(e.span, format!("cannot make a constant of type `{dtype}`")));
+        return Err(fx.d().error(span, format!("cannot make a constant of type `{dtype}`")));
     }
     if dtype.is_int() {
         for n in &flat {
@@ -311,7 +355,7 @@ pub(crate) fn r_const(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) 
         encode(dtype, *n, &mut bytes);
     }
     let c = fx.cx.module.constants.push(ConstData { dtype, shape: Some(shape), payload: ConstPayload::Data(bytes) });
-    Ok(constant_expr(fx, c, None, e.span))
+    Ok(constant_expr(fx, c, None, span))
 }
 
 #[derive(Clone, Copy)]

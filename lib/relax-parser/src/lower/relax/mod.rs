@@ -11,6 +11,7 @@ pub(crate) mod exprs;
 pub(crate) mod infer;
 pub(crate) mod signature;
 pub(crate) mod stmts;
+pub(crate) mod tvm_ops;
 pub(crate) mod types;
 
 use std::collections::{HashMap, HashSet};
@@ -59,6 +60,10 @@ pub(crate) struct FuncCx<'a, 'd> {
     /// Variables whose binding failed (typed `R.Object`): a type error of a later call
     /// that uses one is a consequence, not reported again.
     pub poisoned: HashSet<Var>,
+    /// Inside `with R.dataflow():`, the names its `R.output(...)` lists (read before the
+    /// block's statements, as TVM's parser does): the other variables bound in the block
+    /// are dataflow variables.
+    pub dataflow_outputs: Option<HashSet<String>>,
 }
 
 impl<'a, 'd> FuncCx<'a, 'd> {
@@ -76,6 +81,7 @@ impl<'a, 'd> FuncCx<'a, 'd> {
             name_supply: HashMap::new(),
             dataflow_locals: HashMap::new(),
             poisoned: HashSet::new(),
+            dataflow_outputs: None,
         }
     }
 
@@ -92,6 +98,20 @@ impl<'a, 'd> FuncCx<'a, 'd> {
     /// The Relax variable named `name`, innermost scope first.
     pub fn lookup_var(&self, name: &str) -> Option<Var> {
         self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    /// True when `v`, named `name`, is (or will be, once its dataflow block closes) a
+    /// dataflow variable.
+    pub fn is_dataflow_var(&self, v: Var, name: &str) -> bool {
+        if self.f.vars[v].dataflow {
+            return true;
+        }
+        match &self.dataflow_outputs {
+            Some(outs) => {
+                self.block.dataflow && self.scopes.last().and_then(|s| s.get(name)) == Some(&v) && !outs.contains(name)
+            }
+            None => false,
+        }
     }
 
     /// Defines a Relax variable in the innermost scope.
@@ -156,7 +176,13 @@ impl<'a, 'd> FuncCx<'a, 'd> {
         let v = self.f.add_var(name, ty, false);
         self.f.spans.vars.set(v, super::sp(span));
         self.emit(v, value, BindingKind::Value);
-        let e = self.f.use_var(v);
+        // As for a named variable (`exprs::value`): outside a dataflow block, a use of a
+        // void variable is `R.tuple()`.
+        let e = if self.f.pool.ty(ty).is_void() && !self.block.dataflow {
+            self.f.add_expr(ExprData::Tuple(Vec::new()), Some(ty))
+        } else {
+            self.f.use_var(v)
+        };
         self.f.spans.exprs.set(e, super::sp(span));
         e
     }

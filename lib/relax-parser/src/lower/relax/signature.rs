@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use relax_ir::{Attrs, DataType, ExprData, FunctionNode, RelaxFunction, SeqExpr, TyData};
 
 use super::super::module::{Decorator, ModuleCx};
-use super::super::prim_expr::t_dtype;
+use super::super::prim_expr::{declaration_keywords, t_dtype};
 use super::super::{LResult, sp};
 use super::{FuncCx, function_decorator_attrs, types};
 use crate::ast::{self, ExprKind, StmtKind};
@@ -128,8 +128,8 @@ pub(crate) fn lower_signature(
 /// Creates the symbolic variables the signature defines: definable names in order, with
 /// dtypes from the body's declarations; HEAD `def f[n](...)` type parameters too.
 fn declare_signature_vars(fx: &mut FuncCx<'_, '_>, def: &ast::FunctionDef) {
-    let decl_types: HashMap<String, DataType> =
-        body_declarations(&def.body).into_iter().map(|(n, t, _)| (n.to_string(), t)).collect();
+    let decl_types: HashMap<String, (DataType, bool)> =
+        body_declarations(&def.body).into_iter().map(|(n, t, _, size)| (n.to_string(), (t, size))).collect();
     let mut names: Vec<(&str, ast::Span)> = Vec::new();
     for p in &def.params {
         if let Some(a) = &p.annotation {
@@ -143,19 +143,24 @@ fn declare_signature_vars(fx: &mut FuncCx<'_, '_>, def: &ast::FunctionDef) {
         if fx.syms.contains_key(n) || fx.lookup_var(n).is_some() {
             continue;
         }
-        let dtype = decl_types.get(n).copied().unwrap_or(DataType::INT64);
+        let (dtype, size_var) = decl_types.get(n).copied().unwrap_or((DataType::INT64, false));
         let v = fx.f.pool.new_var(n, dtype);
+        fx.f.pool.vars[v].size_var = size_var;
         fx.syms.insert(n.to_string(), v);
     }
     // Declared names the signature uses in compound dims only: create them too, so that
     // the signature lowers; the verifier reports a use before definition.
-    for (n, t) in decl_types {
-        fx.syms.entry(n.clone()).or_insert_with(|| fx.f.pool.new_var(&n, t));
+    for (n, (t, size_var)) in decl_types {
+        if !fx.syms.contains_key(&n) {
+            let v = fx.f.pool.new_var(&n, t);
+            fx.f.pool.vars[v].size_var = size_var;
+            fx.syms.insert(n, v);
+        }
     }
 }
 
-/// The declarations of a body as `(name, dtype, span)`.
-pub(crate) fn body_declarations(body: &[ast::Stmt]) -> Vec<(&str, DataType, ast::Span)> {
+/// The declarations of a body as `(name, dtype, span, is_size_var)`.
+pub(crate) fn body_declarations(body: &[ast::Stmt]) -> Vec<(&str, DataType, ast::Span, bool)> {
     let mut out = Vec::new();
     for stmt in body {
         let StmtKind::Assign { targets, annotation: None, value } = &stmt.kind else { continue };
@@ -176,11 +181,9 @@ pub(crate) fn body_declarations(body: &[ast::Stmt]) -> Vec<(&str, DataType, ast:
         let mut decls = Vec::new();
         for (n, v) in names.iter().zip(values) {
             let (Some(name), Some((call, callee))) = (n.as_name(), v.as_dotted_call()) else { break };
-            if !call.args.is_empty() || !call.keywords.is_empty() {
-                break;
-            }
+            let Some(size_var) = declaration_keywords(call).filter(|_| call.args.is_empty()) else { break };
             let Some(dtype) = t_dtype(&callee) else { break };
-            decls.push((name, dtype, n.span));
+            decls.push((name, dtype, n.span, size_var));
         }
         if decls.len() == names.len() {
             out.extend(decls);

@@ -143,7 +143,7 @@ fn branch_result(
         Some(a) => Some(types::lower_type(fx, a, false)?),
         None => None,
     };
-    let val = value(fx, v, ann)?;
+    let val = literal_value(fx, v, ann)?;
     fx.skip_binding_name();
     match (fx.f.ty_of(val), ann) {
         (Some(inferred), Some(a)) => check_annotation(fx, a, inferred, name, stmt.span)?,
@@ -218,7 +218,7 @@ fn declare(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt) -> LResult<bool> {
     if decls.is_empty() {
         return Ok(false);
     }
-    for (name, dtype, span) in decls {
+    for (name, dtype, span, size_var) in decls {
         match fx.syms.get(name) {
             Some(&v) => {
                 let have = fx.f.pool.vars[v].dtype;
@@ -227,9 +227,11 @@ fn declare(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt) -> LResult<bool> {
                         .d()
                         .error(span, format!("`{name}` is declared `{dtype}` but the signature uses it as `{have}`")));
                 }
+                fx.f.pool.vars[v].size_var |= size_var;
             }
             None => {
                 let v = fx.f.pool.new_var(name, dtype);
+                fx.f.pool.vars[v].size_var = size_var;
                 fx.syms.insert(name.to_string(), v);
             }
         }
@@ -304,9 +306,22 @@ fn binding_value(
         };
         let src = leaf(fx, src)?;
         let cast = types::lower_type(fx, t, false)?;
-        return Ok((src, ann.unwrap_or(cast), BindingKind::MatchCast(cast)));
+        // As in TVM's parser: the annotation of a match cast is the cast's type.
+        if let Some(a) = ann
+            && a != cast
+        {
+            let want = relax_ir::printer::print_ty_in(fx.f, a);
+            let have = relax_ir::printer::print_ty_in(fx.f, cast);
+            let d = relax_ir::Diagnostic::error(
+                fx.span(span),
+                format!("the annotation `{want}` of `{target}` differs from the type of its `R.match_cast`, `{have}`"),
+            )
+            .with_note("a match cast binding is annotated with exactly the type it casts to");
+            return Err(fx.d().push(d));
+        }
+        return Ok((src, cast, BindingKind::MatchCast(cast)));
     }
-    let val = value(fx, v, ann)?;
+    let val = literal_value(fx, v, ann)?;
     match (fx.f.ty_of(val), ann) {
         (Some(inferred), Some(a)) => check_annotation(fx, a, inferred, target, span)?,
         // No rule gives the value a type: it takes the annotation, as TVM's inference
@@ -322,6 +337,32 @@ fn binding_value(
         None => super::ty_or_object(fx, val),
     };
     Ok((val, ty, BindingKind::Value))
+}
+
+/// The value of a binding (or of an `if` branch's result), with TVM's rule for a bare
+/// number as the whole value: with a scalar annotation it is a scalar of that type
+/// (`a: T.int32 = 1`, the TVM 0.26/0.27 spelling of `R.prim_value(T.int32(1))`), otherwise
+/// a constant, as `R.const(1)` (`a = 1` is an int32 0-d tensor in TVM 0.25 and 0.27).
+fn literal_value(fx: &mut FuncCx<'_, '_>, v: &ast::Expr, ann: Option<Ty>) -> LResult<Expr> {
+    if !super::exprs::is_number_literal(v) {
+        return value(fx, v, ann);
+    }
+    let prim = ann.and_then(|a| match *fx.f.pool.ty(a) {
+        TyData::Prim { dtype, .. } => Some(dtype),
+        _ => None,
+    });
+    let Some(dtype) = prim else {
+        return super::exprs::const_of(fx, v, None, v.span);
+    };
+    let Some(i) = v.as_signed_int() else { return value(fx, v, ann) };
+    if !dtype.is_int() || dtype.is_bool() || dtype.lanes != 1 {
+        return value(fx, v, ann);
+    }
+    let Some(x) = relax_ir::prim::int_literal_value(dtype, i128::from(i)) else {
+        return Err(fx.d().error(v.span, format!("integer `{i}` is out of range for `{dtype}`")));
+    };
+    let p = fx.f.pool.int(dtype, x);
+    Ok(super::exprs::prim_value(fx, p, v.span))
 }
 
 /// Checks a binding's annotation against the value's inferred type: an annotation that
@@ -366,6 +407,17 @@ fn dataflow(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, body: &[ast::Stmt]) -> LR
     let _ = fx.close_block();
     fx.block = OpenBlock { dataflow: true, bindings: Vec::new() };
     fx.scopes.push(HashMap::new());
+    // Which names are outputs is known before the block's statements are read, so that a
+    // use of an output inside the block is a use of a (non-dataflow) variable.
+    let listed: std::collections::HashSet<String> = body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Expr(e) => e.as_dotted_call().filter(|(_, n)| n == "R.output"),
+            _ => None,
+        })
+        .flat_map(|(call, _)| call.args.iter().filter_map(|a| a.as_name().map(str::to_string)))
+        .collect();
+    let outer_outputs = fx.dataflow_outputs.replace(listed);
     let mut outputs: Option<Vec<(String, ast::Span)>> = None;
     let mut failed = false;
     for (i, s) in body.iter().enumerate() {
@@ -398,6 +450,7 @@ fn dataflow(fx: &mut FuncCx<'_, '_>, stmt: &ast::Stmt, body: &[ast::Stmt]) -> LR
         };
         failed |= r.is_err();
     }
+    fx.dataflow_outputs = outer_outputs;
     let scope = fx.scopes.pop().unwrap_or_default();
     let mut outs: Vec<Var> = Vec::new();
     for (n, span) in outputs.unwrap_or_default() {

@@ -210,11 +210,7 @@ impl TirCx<'_, '_> {
     /// A new data pointer for buffer `name`.
     fn data_var(&mut self, name: &str, dtype: DataType, scope: &str, span: ast::Span) -> relax_ir::SymVar {
         let storage = if dtype.is_bool() { DataType::INT8 } else { dtype };
-        let v = self.pool.vars.push(SymVarData {
-            name: name.to_string(),
-            dtype: DataType::HANDLE,
-            pointer: Some((storage, scope.to_string())),
-        });
+        let v = self.pool.vars.push(SymVarData::pointer(name, storage, scope));
         self.spans.vars.set(v, super::super::sp(span));
         v
     }

@@ -67,18 +67,24 @@ pub(super) fn is_classic(cx: &ModuleCx<'_>, def: &ast::FunctionDef) -> bool {
     false
 }
 
-/// The type a declaration `n = T.int64()` (or `p = T.handle("float32", "global")`) gives.
-pub(super) fn declaration_type(value: &ast::Expr) -> Option<(DataType, Option<(DataType, String)>)> {
+/// What a declaration gives a variable: its dtype, the pointer of a handle, and whether it
+/// is TVM's `SizeVar`.
+pub(super) type Declaration = (DataType, Option<(DataType, String)>, bool);
+
+/// The type a declaration `n = T.int64()` (or `p = T.handle("float32", "global")`) gives,
+/// and whether it is TVM's `SizeVar` (`n = T.int64(is_size_var=True)`).
+pub(super) fn declaration_type(value: &ast::Expr) -> Option<Declaration> {
     let (call, callee) = value.as_dotted_call()?;
     let t = super::super::prim_expr::t_dtype(&callee)?;
-    if t.is_void() || !call.keywords.is_empty() {
+    let size_var = super::super::prim_expr::declaration_keywords(call)?;
+    if t.is_void() {
         return None;
     }
     if call.args.is_empty() {
-        return Some((t, None));
+        return Some((t, None, size_var));
     }
-    if t.is_handle() && call.args.iter().all(|a| a.as_str().is_some() || a.dotted_name().is_some()) {
-        return type_annotation(value);
+    if t.is_handle() && !size_var && call.args.iter().all(|a| a.as_str().is_some() || a.dotted_name().is_some()) {
+        return type_annotation(value).map(|(t, p)| (t, p, false));
     }
     None
 }
@@ -103,7 +109,7 @@ pub(super) fn prescan_declarations(body: &[ast::Stmt]) -> HashMap<String, DataTy
             continue;
         }
         for (n, v) in names.iter().zip(values) {
-            if let (Some(name), Some((t, _))) = (n.as_name(), declaration_type(v)) {
+            if let (Some(name), Some((t, _, _))) = (n.as_name(), declaration_type(v)) {
                 out.insert(name.to_string(), t);
             }
         }
@@ -279,7 +285,7 @@ impl TirCx<'_, '_> {
 
     /// `n = T.int64()`: the variable `n` (the existing one when a signature or an earlier
     /// declaration defined it; the dtypes must agree).
-    pub fn declare(&mut self, target: &ast::Expr, ty: (DataType, Option<(DataType, String)>)) -> LResult<()> {
+    pub fn declare(&mut self, target: &ast::Expr, ty: Declaration) -> LResult<()> {
         let Some(name) = target.as_name() else {
             return Err(self.err(target.span, "a declaration must be assigned to a name"));
         };
@@ -290,10 +296,12 @@ impl TirCx<'_, '_> {
                     self.err(target.span, format!("`{name}` is declared `{}` but was defined as `{had}`", ty.0))
                 );
             }
+            self.pool.vars[v].size_var |= ty.2;
             return Ok(());
         }
         let v = self.define_var(name, ty.0, target.span);
         self.pool.vars[v].pointer = ty.1;
+        self.pool.vars[v].size_var = ty.2;
         Ok(())
     }
 }

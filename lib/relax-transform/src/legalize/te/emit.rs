@@ -167,6 +167,7 @@ impl Te {
                     self.loads_post_order(s, &mut loads);
                 }
             }
+            Body::Extern(x) => loads.extend(x.inputs.iter().map(|&t| self.buffer(t))),
         }
         let mut seen = HashSet::new();
         for b in loads {
@@ -194,6 +195,23 @@ impl Te {
     /// The loop nest and block of one stage.
     fn stage_stmt(&mut self, stage: usize, stmts: &mut PrimaryStmts) -> Stmt {
         let st = self.stages[stage].clone();
+        if let Body::Extern(x) = &st.body {
+            let out = self.buffer(st.outputs[0]);
+            let body = (x.build)(self, stmts, out);
+            let block = BlockNode {
+                name: fresh_name(&mut self.block_names, &st.name, true),
+                iter_vars: Vec::new(),
+                predicate: None,
+                reads: Vec::new(),
+                writes: Vec::new(),
+                annotations: st.attrs.clone(),
+                alloc_buffers: Vec::new(),
+                match_buffers: Vec::new(),
+                init: None,
+                body,
+            };
+            return stmts.push(StmtData::Block(Box::new(block)));
+        }
         let mut axes: Vec<(super::Axis, IterKind)> = st.axes.iter().map(|a| (a.clone(), IterKind::Spatial)).collect();
         if let Body::Reduce(r) = &st.body {
             axes.extend(r.axes.iter().map(|&a| (self.raxis(a).clone(), IterKind::Reduce)));
@@ -223,10 +241,15 @@ impl Te {
             Body::Value(v) => {
                 let value = simplify(&mut self.pool, *v);
                 let value = super::dtype::normalize(&mut self.pool, value);
-                let body = stmts.push(StmtData::Store { buffer: buffers[0], indices: indices.clone(), value });
+                let at = match &st.store {
+                    Some(store) => store.iter().map(|&i| simplify(&mut self.pool, i)).collect(),
+                    None => indices.clone(),
+                };
+                let body = stmts.push(StmtData::Store { buffer: buffers[0], indices: at, value });
                 let bname = self.buffers[buffers[0]].name.clone();
                 (fresh_name(&mut self.block_names, &bname, true), None, body)
             }
+            Body::Extern(_) => unreachable!("extern stages return above"),
             Body::Reduce(r) => {
                 let mut inits = Vec::new();
                 for (i, &b) in buffers.iter().enumerate() {
@@ -364,19 +387,27 @@ impl Te {
         (reads, writes)
     }
 
-    fn region(&mut self, buffer: Buffer, dims: Vec<(PrimExpr, PrimExpr)>) -> BufferRegion {
+    fn region(&mut self, buffer: Buffer, dims: Vec<Bounds>) -> BufferRegion {
+        let shape = self.buffers[buffer].shape.clone();
         let region = dims
             .into_iter()
-            .map(|(lo, hi)| {
-                if lo == hi {
+            .zip(shape)
+            .map(|(bounds, extent)| match bounds {
+                (Some(lo), Some(hi)) if lo == hi => {
                     let one = self.pool.make_const_int(self.pool.dtype(lo), 1);
                     Range { min: lo, extent: one }
-                } else {
+                }
+                (Some(lo), Some(hi)) => {
                     let d = self.bin(BinOp::Sub, hi, lo);
                     let one = self.pool.make_const_int(self.pool.dtype(lo), 1);
                     let e = self.bin(BinOp::Add, d, one);
                     let extent = simplify(&mut self.pool, e);
                     Range { min: lo, extent }
+                }
+                // `CoverRange`: an unbounded side covers the whole dim.
+                _ => {
+                    let min = self.pool.make_const_int(self.pool.dtype(extent), 0);
+                    Range { min, extent }
                 }
             })
             .collect();
@@ -421,39 +452,123 @@ impl Te {
     }
 }
 
-/// Accesses found so far: per buffer, per dim, the lowest and highest index.
+/// Accesses found so far: per buffer, per dim, the lowest and highest index (`None`:
+/// unbounded on that side).
 #[derive(Default)]
 struct Access {
-    reads: Vec<(Buffer, Vec<(PrimExpr, PrimExpr)>)>,
-    writes: Vec<(Buffer, Vec<(PrimExpr, PrimExpr)>)>,
+    reads: Vec<(Buffer, Vec<Bounds>)>,
+    writes: Vec<(Buffer, Vec<Bounds>)>,
+}
+
+/// The lowest and highest value of an index; `None` is unbounded on that side.
+type Bounds = (Option<PrimExpr>, Option<PrimExpr>);
+
+/// True when `arith::EvalSet` cannot see through part of `e`: an intrinsic call (`floor`
+/// of a coordinate) or a load of a float.
+fn opaque(pool: &relax_ir::Pool, e: PrimExpr) -> bool {
+    match pool.prim(e) {
+        PrimExprData::Call { .. } => return true,
+        PrimExprData::Load { dtype, .. } if !dtype.is_int() => return true,
+        _ => {}
+    }
+    let mut any = false;
+    pool.for_each_operand(e, |k| any = any || opaque(pool, k));
+    any
+}
+
+/// `IntervalSetEvaluator` over block variables (which stay symbolic): an expression
+/// without opaque parts is a single point; calls and float loads are unbounded, and the
+/// bounds go through casts, `+`, `-`, `min`, `max` and `Select` as TVM combines them.
+fn bounds(pool: &mut relax_ir::Pool, e: PrimExpr) -> Bounds {
+    if !opaque(pool, e) {
+        return (Some(e), Some(e));
+    }
+    let both = |pool: &mut relax_ir::Pool, op: BinOp, a: PrimExpr, b: PrimExpr| {
+        let v = pool.binary(op, a, b).unwrap_or(a);
+        simplify(pool, v)
+    };
+    match pool.prim(e).clone() {
+        PrimExprData::Cast(t, v) => {
+            let (lo, hi) = bounds(pool, v);
+            (lo.map(|x| pool.cast(t, x)), hi.map(|x| pool.cast(t, x)))
+        }
+        PrimExprData::Bin(op @ (BinOp::Add | BinOp::Sub | BinOp::Min | BinOp::Max), a, b) => {
+            let (alo, ahi) = bounds(pool, a);
+            let (blo, bhi) = bounds(pool, b);
+            match op {
+                BinOp::Add => (
+                    alo.zip(blo).map(|(x, y)| both(pool, BinOp::Add, x, y)),
+                    ahi.zip(bhi).map(|(x, y)| both(pool, BinOp::Add, x, y)),
+                ),
+                BinOp::Sub => (
+                    alo.zip(bhi).map(|(x, y)| both(pool, BinOp::Sub, x, y)),
+                    ahi.zip(blo).map(|(x, y)| both(pool, BinOp::Sub, x, y)),
+                ),
+                // min(-inf, x) = -inf; min(+inf, x) = x.
+                BinOp::Min => (
+                    alo.zip(blo).map(|(x, y)| both(pool, BinOp::Min, x, y)),
+                    match (ahi, bhi) {
+                        (Some(x), Some(y)) => Some(both(pool, BinOp::Min, x, y)),
+                        (x, y) => x.or(y),
+                    },
+                ),
+                _ => (
+                    match (alo, blo) {
+                        (Some(x), Some(y)) => Some(both(pool, BinOp::Max, x, y)),
+                        (x, y) => x.or(y),
+                    },
+                    ahi.zip(bhi).map(|(x, y)| both(pool, BinOp::Max, x, y)),
+                ),
+            }
+        }
+        PrimExprData::Select(_, t, f) => {
+            let (tlo, thi) = bounds(pool, t);
+            let (flo, fhi) = bounds(pool, f);
+            (
+                flo.zip(tlo).map(|(x, y)| both(pool, BinOp::Min, x, y)),
+                fhi.zip(thi).map(|(x, y)| both(pool, BinOp::Max, x, y)),
+            )
+        }
+        _ => (None, None),
+    }
 }
 
 impl Access {
     fn update(&mut self, pool: &mut relax_ir::Pool, read: bool, buffer: Buffer, indices: &[PrimExpr]) {
+        let new: Vec<Bounds> = indices.iter().map(|&i| bounds(pool, i)).collect();
         let list = if read { &mut self.reads } else { &mut self.writes };
         if let Some((_, dims)) = list.iter_mut().find(|(b, _)| *b == buffer) {
-            for (d, &i) in dims.iter_mut().zip(indices) {
-                if d.0 != i {
-                    let lo = pool.binary(BinOp::Min, d.0, i).unwrap_or(d.0);
-                    d.0 = simplify(pool, lo);
-                }
-                if d.1 != i {
-                    let hi = pool.binary(BinOp::Max, d.1, i).unwrap_or(d.1);
-                    d.1 = simplify(pool, hi);
-                }
+            for (d, (lo, hi)) in dims.iter_mut().zip(new) {
+                d.0 = match (d.0, lo) {
+                    (Some(a), Some(b)) if a != b => {
+                        let m = pool.binary(BinOp::Min, a, b).unwrap_or(a);
+                        Some(simplify(pool, m))
+                    }
+                    (Some(a), Some(_)) => Some(a),
+                    _ => None,
+                };
+                d.1 = match (d.1, hi) {
+                    (Some(a), Some(b)) if a != b => {
+                        let m = pool.binary(BinOp::Max, a, b).unwrap_or(a);
+                        Some(simplify(pool, m))
+                    }
+                    (Some(a), Some(_)) => Some(a),
+                    _ => None,
+                };
             }
             return;
         }
-        list.push((buffer, indices.iter().map(|&i| (i, i)).collect()));
+        list.push((buffer, new));
     }
 }
 
 /// The statements of the PrimFunc being built.
 #[derive(Default)]
-pub(crate) struct PrimaryStmts(pub(crate) relax_entity::PrimaryMap<Stmt, StmtData>);
+pub struct PrimaryStmts(pub(crate) relax_entity::PrimaryMap<Stmt, StmtData>);
 
 impl PrimaryStmts {
-    fn push(&mut self, s: StmtData) -> Stmt {
+    /// Adds a statement.
+    pub fn push(&mut self, s: StmtData) -> Stmt {
         self.0.push(s)
     }
 }

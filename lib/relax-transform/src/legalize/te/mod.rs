@@ -29,6 +29,7 @@ pub mod emit;
 pub mod simplify;
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use relax_entity::PrimaryMap;
 use relax_ir::prim::{BinOp, PrimExprData};
@@ -109,6 +110,25 @@ pub struct Reduce {
     pub axes: Vec<RAxis>,
 }
 
+/// Writes the statements of an [`Te::extern_stage`]: gets the builder, the statement
+/// arena and the output buffer, returns the body.
+pub type ExternBuild = Rc<dyn Fn(&mut Te, &mut emit::PrimaryStmts, Buffer) -> relax_ir::Stmt>;
+
+/// The body of a stage written as statements (`te.extern`).
+#[derive(Clone)]
+pub(crate) struct Extern {
+    /// The tensors the statements read.
+    pub inputs: Vec<Tensor>,
+    /// Writes the statements.
+    pub build: ExternBuild,
+}
+
+impl std::fmt::Debug for Extern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Extern({:?})", self.inputs)
+    }
+}
+
 /// The body of a compute.
 #[derive(Clone, Debug)]
 pub(crate) enum Body {
@@ -116,6 +136,8 @@ pub(crate) enum Body {
     Value(PrimExpr),
     /// A reduction.
     Reduce(Reduce),
+    /// Statements (`te.extern`).
+    Extern(Extern),
 }
 
 /// A compute stage.
@@ -131,6 +153,9 @@ pub(crate) struct Compute {
     pub outputs: Vec<Tensor>,
     /// Block annotations.
     pub attrs: Attrs,
+    /// Where a data-parallel stage stores its value, when not at its own axes (the
+    /// output of `sch.transform_layout` on a pass-through compute).
+    pub store: Option<Vec<PrimExpr>>,
 }
 
 /// What produces a tensor.
@@ -184,11 +209,7 @@ impl Te {
 
     fn new_buffer(&mut self, name: &str, shape: Vec<PrimExpr>, dtype: DataType) -> Buffer {
         let storage = if dtype.is_bool() { DataType::INT8 } else { dtype };
-        let data = self.pool.vars.push(SymVarData {
-            name: name.to_string(),
-            dtype: DataType::HANDLE,
-            pointer: Some((storage, "global".to_string())),
-        });
+        let data = self.pool.vars.push(SymVarData::pointer(name, storage, "global"));
         self.buffers.push(BufferData::new(name, data, dtype, shape))
     }
 
@@ -288,11 +309,13 @@ impl Te {
         self.pool.raw(PrimExprData::Select(c, t, f))
     }
     /// `T.if_then_else(c, t, f)` as `tvm.tirx.if_then_else` builds it (folds a constant
-    /// condition).
+    /// condition; the branches get one dtype by `BinaryOpMatchTypes`, so an integer branch
+    /// beside a float one is cast).
     pub fn if_then_else(&mut self, c: PrimExpr, t: PrimExpr, f: PrimExpr) -> PrimExpr {
         if let Some(v) = self.pool.as_int(c) {
             return if v != 0 { t } else { f };
         }
+        let (t, f) = self.pool.match_types(t, f).unwrap_or((t, f));
         let dtype = self.pool.dtype(t);
         self.pool.raw(PrimExprData::Call { dtype, op: "tir.if_then_else".to_string(), args: vec![c, t, f] })
     }
@@ -347,6 +370,58 @@ impl Te {
         let value = f(self, &idx);
         let dtype = self.pool.dtype(value);
         self.add_stage(name, shape, axes, Body::Value(value), vec![dtype], attrs)[0]
+    }
+
+    /// A data-parallel stage over `iter_shape` whose value lands at other indices of an
+    /// output of shape `out_shape`: `f` gets the block variables and returns the store
+    /// indices and the value. This is what `sch.transform_layout` makes of a
+    /// pass-through compute's output (`R.layout_transform`).
+    pub fn compute_mapped(
+        &mut self,
+        name: &str,
+        iter_shape: Vec<PrimExpr>,
+        names: Axes<'_>,
+        out_shape: Vec<PrimExpr>,
+        f: impl FnOnce(&mut Te, &[PrimExpr]) -> (Vec<PrimExpr>, PrimExpr),
+    ) -> Tensor {
+        let axes = self.axes(&iter_shape, names);
+        let idx: Vec<PrimExpr> = axes.iter().map(|a| self.pool.var_ref(a.var)).collect();
+        let (store, value) = f(self, &idx);
+        let dtype = self.pool.dtype(value);
+        let t = self.add_stage(name, out_shape, axes, Body::Value(value), vec![dtype], Attrs::new())[0];
+        if let Some(st) = self.stages.last_mut() {
+            st.store = Some(store);
+        }
+        t
+    }
+
+    /// `te.extern`: an output of `shape` and `dtype` written by statements rather than
+    /// a compute. The stage is one opaque block named `name` (dots become underscores)
+    /// without iteration variables or access regions, holding what `build` writes; the
+    /// output buffer is named `out_buf`, as TOPI's extern kernels declare it.
+    pub fn extern_stage(
+        &mut self,
+        name: &str,
+        shape: Vec<PrimExpr>,
+        dtype: DataType,
+        inputs: Vec<Tensor>,
+        build: ExternBuild,
+    ) -> Tensor {
+        let shape: Vec<PrimExpr> = shape.into_iter().map(|d| self.index(d)).collect();
+        let stage = self.stages.len();
+        let buffer = self.new_buffer("out_buf", shape, dtype);
+        let t = Tensor(self.tensors.len() as u32);
+        self.tensors.push(TensorData { buffer, producer: Producer::Compute { stage } });
+        let body = Body::Extern(Extern { inputs, build });
+        self.stages.push(Compute {
+            name: name.replace('.', "_"),
+            axes: Vec::new(),
+            body,
+            outputs: vec![t],
+            attrs: Attrs::new(),
+            store: None,
+        });
+        t
     }
 
     /// `te.reduce_axis((0, extent), name)`: returns the axis and its block variable.
@@ -413,7 +488,7 @@ impl Te {
             self.tensors.push(TensorData { buffer, producer: Producer::Compute { stage } });
             outputs.push(t);
         }
-        self.stages.push(Compute { name: name.to_string(), axes, body, outputs: outputs.clone(), attrs });
+        self.stages.push(Compute { name: name.to_string(), axes, body, outputs: outputs.clone(), attrs, store: None });
         outputs
     }
 
