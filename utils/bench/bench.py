@@ -52,13 +52,19 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 KERNEL_TIME = [None]  # the median time inside compiled kernels of the last relax_time call
 
 
-def relax_time(relax_run, module, inputs, tmp, repeat, engine="jit", entry="main", syms=()):
-    """Runs relax-run; returns (median seconds, result arrays)."""
+def save_inputs(inputs, tmp, prefix):
+    """Writes the arrays as tmp/<prefix><i>.npy; returns the paths."""
     paths = []
     for i, a in enumerate(inputs):
-        p = os.path.join(tmp, f"in{i}.npy")
+        p = os.path.join(tmp, f"{prefix}{i}.npy")
         np.save(p, a)
         paths.append(p)
+    return paths
+
+
+def relax_time(relax_run, module, inputs, tmp, repeat, engine="jit", entry="main", syms=()):
+    """Runs relax-run; returns (median seconds, result arrays)."""
+    paths = save_inputs(inputs, tmp, "in")
     out_dir = os.path.join(tmp, "out")
     cmd = [relax_run, module, "--entry", entry, "--engine", engine, "--repeat", str(repeat), "--output-dir", out_dir]
     for p in paths:
@@ -73,12 +79,15 @@ def relax_time(relax_run, module, inputs, tmp, repeat, engine="jit", entry="main
         sys.exit(f"no timing in relax-run's output:\n{r.stderr}")
     k = re.search(r"median time in compiled kernels: ([0-9.]+) ms", r.stderr)
     KERNEL_TIME[0] = float(k.group(1)) / 1e3 if k else None
+    return float(m.group(1)) / 1e3, load_outputs(out_dir)
+
+
+def load_outputs(out_dir):
+    """The arrays out0.npy, out1.npy, ... of a folder, in order."""
     outs = []
-    i = 0
-    while os.path.exists(os.path.join(out_dir, f"out{i}.npy")):
-        outs.append(np.load(os.path.join(out_dir, f"out{i}.npy")))
-        i += 1
-    return float(m.group(1)) / 1e3, outs
+    while os.path.exists(os.path.join(out_dir, f"out{len(outs)}.npy")):
+        outs.append(np.load(os.path.join(out_dir, f"out{len(outs)}.npy")))
+    return outs
 
 
 def tvm_time(args, module, inputs, tmp, entry="main"):
@@ -87,21 +96,14 @@ def tvm_time(args, module, inputs, tmp, entry="main"):
         return None
     import json
 
-    paths = []
-    for i, a in enumerate(inputs):
-        p = os.path.join(tmp, f"tvm_in{i}.npy")
-        np.save(p, a)
-        paths.append(p)
+    paths = save_inputs(inputs, tmp, "tvm_in")
     out_dir = os.path.join(tmp, "tvm_out")
     cmd = [args.tvm_python, os.path.join(HERE, "kernel_tvm.py"), module, entry, str(args.repeat), out_dir] + paths
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"TVM failed ({' '.join(cmd)}):\n{r.stderr[-2000:]}")
     median = json.loads(r.stdout.strip().splitlines()[-1])["median_s"]
-    outs = []
-    while os.path.exists(os.path.join(out_dir, f"out{len(outs)}.npy")):
-        outs.append(np.load(os.path.join(out_dir, f"out{len(outs)}.npy")))
-    return median, outs
+    return median, load_outputs(out_dir)
 
 
 def tvm_row(name, t_relax, tvm):

@@ -103,69 +103,45 @@ fn step16(bits: u16, up: bool) -> u16 {
     if up != neg { bits + 1 } else { bits - 1 }
 }
 
-impl Narrow for half::f16 {
-    fn rn(x: f64) -> Self {
-        half::f16::from_f64(x)
-    }
-    fn wide(self) -> f64 {
-        self.to_f64()
-    }
-    fn up(self) -> Self {
-        if self.is_infinite() && self.is_sign_positive() {
-            self
-        } else {
-            half::f16::from_bits(step16(self.to_bits(), true))
+/// `Narrow` for a 16-bit float type of the `half` crate (`f16`, `bf16`: the same API).
+macro_rules! narrow_half {
+    ($t:ty) => {
+        impl Narrow for $t {
+            fn rn(x: f64) -> Self {
+                <$t>::from_f64(x)
+            }
+            fn wide(self) -> f64 {
+                self.to_f64()
+            }
+            fn up(self) -> Self {
+                if self.is_infinite() && self.is_sign_positive() {
+                    self
+                } else {
+                    <$t>::from_bits(step16(self.to_bits(), true))
+                }
+            }
+            fn down(self) -> Self {
+                if self.is_infinite() && self.is_sign_negative() {
+                    self
+                } else {
+                    <$t>::from_bits(step16(self.to_bits(), false))
+                }
+            }
+            fn even(self) -> bool {
+                self.to_bits() & 1 == 0
+            }
+            fn max_finite(neg: bool) -> Self {
+                if neg { <$t>::MIN } else { <$t>::MAX }
+            }
+            fn zero(neg: bool) -> Self {
+                if neg { <$t>::NEG_ZERO } else { <$t>::ZERO }
+            }
         }
-    }
-    fn down(self) -> Self {
-        if self.is_infinite() && self.is_sign_negative() {
-            self
-        } else {
-            half::f16::from_bits(step16(self.to_bits(), false))
-        }
-    }
-    fn even(self) -> bool {
-        self.to_bits() & 1 == 0
-    }
-    fn max_finite(neg: bool) -> Self {
-        if neg { half::f16::MIN } else { half::f16::MAX }
-    }
-    fn zero(neg: bool) -> Self {
-        if neg { half::f16::NEG_ZERO } else { half::f16::ZERO }
-    }
+    };
 }
 
-impl Narrow for half::bf16 {
-    fn rn(x: f64) -> Self {
-        half::bf16::from_f64(x)
-    }
-    fn wide(self) -> f64 {
-        self.to_f64()
-    }
-    fn up(self) -> Self {
-        if self.is_infinite() && self.is_sign_positive() {
-            self
-        } else {
-            half::bf16::from_bits(step16(self.to_bits(), true))
-        }
-    }
-    fn down(self) -> Self {
-        if self.is_infinite() && self.is_sign_negative() {
-            self
-        } else {
-            half::bf16::from_bits(step16(self.to_bits(), false))
-        }
-    }
-    fn even(self) -> bool {
-        self.to_bits() & 1 == 0
-    }
-    fn max_finite(neg: bool) -> Self {
-        if neg { half::bf16::MIN } else { half::bf16::MAX }
-    }
-    fn zero(neg: bool) -> Self {
-        if neg { half::bf16::NEG_ZERO } else { half::bf16::ZERO }
-    }
-}
+narrow_half!(half::f16);
+narrow_half!(half::bf16);
 
 /// Rounds the exact value `s + e` to `N` in direction `rnd`, where `s` is an `f64`
 /// and `e` is smaller than half an `f64` ulp of `s` (only its sign matters unless

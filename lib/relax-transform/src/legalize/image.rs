@@ -516,43 +516,6 @@ fn resize3_value(
     })
 }
 
-fn resize3d(cx: &mut Cx) -> Option<Lowered> {
-    let layout = cx.attr("layout").and_then(|v| v.as_str()).unwrap_or("NCDHW");
-    let ndhwc = match layout {
-        "NCDHW" => false,
-        "NDHWC" => true,
-        _ => return None,
-    };
-    let mode = mode(cx, "");
-    let size = cx.shape(1)?;
-    let x = cx.tensor(0)?;
-    let dtype = cx.attr_dtype("out_dtype").unwrap_or(cx.te.dtype(x));
-    if size.len() != 3 || !cx.te.dtype(x).is_float() {
-        return None;
-    }
-    let te = &mut cx.te;
-    let shape = te.shape(x);
-    if shape.len() != 5 {
-        return None;
-    }
-    let dims = if ndhwc { [shape[1], shape[2], shape[3]] } else { [shape[2], shape[3], shape[4]] };
-    let out: Vec<PrimExpr> = if ndhwc {
-        vec![shape[0], size[0], size[1], size[2], shape[4]]
-    } else {
-        vec![shape[0], shape[1], size[0], size[1], size[2]]
-    };
-    let target = [size[0], size[1], size[2]];
-    let mut ok = true;
-    let t = te.compute("resize", out, Axes::I, |te, idx| match resize3_value(te, x, ndhwc, dims, target, &mode, idx) {
-        Some(v) => te.cast(dtype, v),
-        None => {
-            ok = false;
-            idx[0]
-        }
-    });
-    ok.then(|| Lowered::one("resize3d", t))?
-}
-
 /// The resize attributes (`rounding` defaults to the op's default).
 fn mode(cx: &Cx, rounding: &str) -> Mode {
     let s = |k: &str, d: &str| cx.attr(k).and_then(|v| v.as_str()).unwrap_or(d).to_string();
@@ -566,30 +529,49 @@ fn mode(cx: &Cx, rounding: &str) -> Mode {
 }
 
 fn resize2d(cx: &mut Cx) -> Option<Lowered> {
-    let layout = cx.attr("layout").and_then(|v| v.as_str()).unwrap_or("NCHW");
-    let nhwc = match layout {
-        "NCHW" => false,
-        "NHWC" => true,
+    resize(cx, 2)
+}
+
+fn resize3d(cx: &mut Cx) -> Option<Lowered> {
+    resize(cx, 3)
+}
+
+/// `image.resize2d` (`spatial` = 2) and `image.resize3d` (3), channels first or last.
+fn resize(cx: &mut Cx, spatial: usize) -> Option<Lowered> {
+    let (first, last, rounding, name) =
+        if spatial == 2 { ("NCHW", "NHWC", "round", "resize2d") } else { ("NCDHW", "NDHWC", "", "resize3d") };
+    let layout = cx.attr("layout").and_then(|v| v.as_str()).unwrap_or(first);
+    let channels_last = match layout {
+        l if l == first => false,
+        l if l == last => true,
         _ => return None,
     };
-    let mode = mode(cx, "round");
+    let mode = mode(cx, rounding);
     let size = cx.shape(1)?;
     let x = cx.tensor(0)?;
     let dtype = cx.attr_dtype("out_dtype").unwrap_or(cx.te.dtype(x));
-    if size.len() != 2 || !cx.te.dtype(x).is_float() {
+    if size.len() != spatial || !cx.te.dtype(x).is_float() {
         return None;
     }
     let te = &mut cx.te;
     let shape = te.shape(x);
-    if shape.len() != 4 {
+    if shape.len() != spatial + 2 {
         return None;
     }
-    let (h, w) = if nhwc { (shape[1], shape[2]) } else { (shape[2], shape[3]) };
-    let out: Vec<PrimExpr> =
-        if nhwc { vec![shape[0], size[0], size[1], shape[3]] } else { vec![shape[0], shape[1], size[0], size[1]] };
+    let dims: Vec<PrimExpr> = if channels_last { shape[1..=spatial].to_vec() } else { shape[2..].to_vec() };
+    let out: Vec<PrimExpr> = if channels_last {
+        [&shape[..1], &size[..], &shape[spatial + 1..]].concat()
+    } else {
+        [&shape[..2], &size[..]].concat()
+    };
     let mut ok = true;
     let t = te.compute("resize", out, Axes::I, |te, idx| {
-        match resize_value(te, x, nhwc, (h, w), (size[0], size[1]), &mode, idx) {
+        let v = if spatial == 2 {
+            resize_value(te, x, channels_last, (dims[0], dims[1]), (size[0], size[1]), &mode, idx)
+        } else {
+            resize3_value(te, x, channels_last, [dims[0], dims[1], dims[2]], [size[0], size[1], size[2]], &mode, idx)
+        };
+        match v {
             Some(v) => te.cast(dtype, v),
             None => {
                 ok = false;
@@ -597,7 +579,7 @@ fn resize2d(cx: &mut Cx) -> Option<Lowered> {
             }
         }
     });
-    ok.then(|| Lowered::one("resize2d", t))?
+    ok.then(|| Lowered::one(name, t))?
 }
 
 /// `_get_pixel_value`: zero outside the image.

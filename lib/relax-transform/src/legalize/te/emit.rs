@@ -533,28 +533,27 @@ fn bounds(pool: &mut relax_ir::Pool, e: PrimExpr) -> Bounds {
     }
 }
 
+/// One end of a region widened by another access: `min`/`max` of the two (unknown stays
+/// unknown).
+fn widen(pool: &mut relax_ir::Pool, op: BinOp, have: Option<PrimExpr>, new: Option<PrimExpr>) -> Option<PrimExpr> {
+    match (have, new) {
+        (Some(a), Some(b)) if a != b => {
+            let m = pool.binary(op, a, b).unwrap_or(a);
+            Some(simplify(pool, m))
+        }
+        (Some(a), Some(_)) => Some(a),
+        _ => None,
+    }
+}
+
 impl Access {
     fn update(&mut self, pool: &mut relax_ir::Pool, read: bool, buffer: Buffer, indices: &[PrimExpr]) {
         let new: Vec<Bounds> = indices.iter().map(|&i| bounds(pool, i)).collect();
         let list = if read { &mut self.reads } else { &mut self.writes };
         if let Some((_, dims)) = list.iter_mut().find(|(b, _)| *b == buffer) {
             for (d, (lo, hi)) in dims.iter_mut().zip(new) {
-                d.0 = match (d.0, lo) {
-                    (Some(a), Some(b)) if a != b => {
-                        let m = pool.binary(BinOp::Min, a, b).unwrap_or(a);
-                        Some(simplify(pool, m))
-                    }
-                    (Some(a), Some(_)) => Some(a),
-                    _ => None,
-                };
-                d.1 = match (d.1, hi) {
-                    (Some(a), Some(b)) if a != b => {
-                        let m = pool.binary(BinOp::Max, a, b).unwrap_or(a);
-                        Some(simplify(pool, m))
-                    }
-                    (Some(a), Some(_)) => Some(a),
-                    _ => None,
-                };
+                d.0 = widen(pool, BinOp::Min, d.0, lo);
+                d.1 = widen(pool, BinOp::Max, d.1, hi);
             }
             return;
         }
