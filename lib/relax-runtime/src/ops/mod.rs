@@ -14,7 +14,8 @@
 //! indexing), [`create`] (`full`, `arange`, `tril`, ...), [`scan`] (`cumsum`, `cumprod`,
 //! `sort`, `argsort`, which have no legalization), [`conv`] (convolutions),
 //! [`conv_transpose`] (transposed convolutions), [`pool`] (pooling), [`norm`] (batch,
-//! group and instance normalization), [`attention`] (`nn.attention`, `nn.attention_bias`). A kernel that does not handle a case (a layout, a dtype) returns
+//! group and instance normalization), [`attention`] (`nn.attention`, `nn.attention_bias`), [`sampling`]
+//! (`multinomial_from_uniform`, which has no legalization). A kernel that does not handle a case (a layout, a dtype) returns
 //! [`unsupported`], and the call runs through its legalization instead.
 
 pub mod attention;
@@ -29,6 +30,7 @@ pub mod nn;
 pub mod norm;
 pub mod pool;
 pub mod reduce;
+pub mod sampling;
 pub mod scan;
 
 use relax_ir::{AttrValue, Call, DataType, Expr, TyData};
@@ -147,6 +149,7 @@ pub fn kernel(name: &str) -> Option<Kernel> {
         .or_else(|| conv_transpose::lookup(short))
         .or_else(|| norm::lookup(short))
         .or_else(|| attention::lookup(short))
+        .or_else(|| sampling::lookup(short))
 }
 
 /// The message of [`unsupported`].

@@ -99,7 +99,10 @@ pub const NOT_LEGALIZED: &[(&str, &str)] = &[
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     ("relax.median", "TOPI's median sorts with an extern kernel; not ported"),
-    ("relax.multinomial_from_uniform", "data-dependent: TVM calls a packed runtime function (not done)"),
+    (
+        "relax.multinomial_from_uniform",
+        "TVM's LegalizeOps leaves it; its DispatchSampling pass lowers it (`cumsum` and a `get_sample_index` PrimFunc; not ported)",
+    ),
     ("relax.nn.attention_var_len", "variable-length (packed sequence) attention; not ported"),
     (
         "relax.nn.pixel_shuffle",
