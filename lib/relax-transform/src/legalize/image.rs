@@ -200,13 +200,7 @@ fn pixel(
     y: PrimExpr,
     x: PrimExpr,
 ) -> PrimExpr {
-    let clamp = |te: &mut Te, v: PrimExpr, dim: PrimExpr| {
-        let one = te.i64(1);
-        let hi = te.sub(dim, one);
-        let m = te.bin(BinOp::Min, v, hi);
-        let zero = i32c(te, 0);
-        te.bin(BinOp::Max, m, zero)
-    };
+    let clamp = clamp_to;
     let y = clamp(te, y, h);
     let x = clamp(te, x, w);
     let idx = if nhwc { [n, y, x, c] } else { [n, c, y, x] };
@@ -391,13 +385,7 @@ fn pixel3(
     c: PrimExpr,
     at: [PrimExpr; 3],
 ) -> PrimExpr {
-    let clamp = |te: &mut Te, v: PrimExpr, dim: PrimExpr| {
-        let one = te.i64(1);
-        let hi = te.sub(dim, one);
-        let m = te.bin(BinOp::Min, v, hi);
-        let zero = i32c(te, 0);
-        te.bin(BinOp::Max, m, zero)
-    };
+    let clamp = clamp_to;
     let z = clamp(te, at[0], dims[0]);
     let y = clamp(te, at[1], dims[1]);
     let x = clamp(te, at[2], dims[2]);
@@ -580,6 +568,15 @@ fn resize(cx: &mut Cx, spatial: usize) -> Option<Lowered> {
         }
     });
     ok.then(|| Lowered::one(name, t))?
+}
+
+/// `max(min(v, dim - 1), 0)`: an index clamped into a dim of length `dim`.
+fn clamp_to(te: &mut Te, v: PrimExpr, dim: PrimExpr) -> PrimExpr {
+    let one = te.i64(1);
+    let hi = te.sub(dim, one);
+    let m = te.bin(BinOp::Min, v, hi);
+    let zero = i32c(te, 0);
+    te.bin(BinOp::Max, m, zero)
 }
 
 /// `_get_pixel_value`: zero outside the image.
