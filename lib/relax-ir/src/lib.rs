@@ -19,6 +19,7 @@ pub mod dtype;
 pub mod entities;
 mod half;
 pub mod infer;
+pub mod layout;
 pub mod module;
 pub mod op;
 pub mod pool;

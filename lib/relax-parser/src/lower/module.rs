@@ -104,18 +104,17 @@ pub(crate) fn lower_module(file: &ast::File, diags: &mut Diags) -> Option<Module
                 funcs.push(f);
             }
             StmtKind::Expr(e) if matches!(e.kind, ExprKind::Str(_)) => {}
-            StmtKind::Assign { targets, annotation: None, value } if load_json_preamble(targets, value).is_some() => {
-                let (text, span) = load_json_preamble(targets, value).unwrap_or_default();
-                match super::metadata_json::read_load_json(text) {
+            _ => match load_json_preamble(stmt) {
+                Some((text, span)) => match super::metadata_json::read_load_json(text) {
                     Ok(entries) => entries.into_iter().for_each(|(k, i, d)| metadata.insert(k, i, d)),
                     Err(msg) => {
                         diags.error(span, format!("cannot read the metadata: {msg}"));
                     }
+                },
+                None => {
+                    diags.error(stmt.span, "expected an `@I.ir_module` class or a function");
                 }
-            }
-            _ => {
-                diags.error(stmt.span, "expected an `@I.ir_module` class or a function");
-            }
+            },
         }
     }
     let mut cx = ModuleCx {
@@ -364,8 +363,9 @@ pub(crate) fn decorator_attrs(name: &str, deco: &Decorator, attrs: &mut Attrs) {
 
 /// TVM's `show_meta=True` preamble `metadata = tvm.ir.load_json("""...""")`: the JSON text
 /// and its span.
-fn load_json_preamble<'a>(targets: &[ast::Expr], value: &'a ast::Expr) -> Option<(&'a str, ast::Span)> {
-    let [t] = targets else { return None };
+fn load_json_preamble(stmt: &ast::Stmt) -> Option<(&str, ast::Span)> {
+    let StmtKind::Assign { targets, annotation: None, value } = &stmt.kind else { return None };
+    let [t] = targets.as_slice() else { return None };
     let (call, callee) = value.as_dotted_call()?;
     if t.as_name() != Some("metadata") || callee != "tvm.ir.load_json" || !call.keywords.is_empty() {
         return None;

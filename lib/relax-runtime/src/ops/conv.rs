@@ -10,6 +10,7 @@
 //! positions read zero (and still add `0 * w`, as the padded copy does).
 
 use relax_ir::attrs::complete_ints;
+use relax_ir::layout::{inverse, permutation_to};
 use relax_ir::{BinOp, DataType, TypeCode};
 
 use super::{Kernel, KernelArgs, unsupported};
@@ -79,21 +80,6 @@ impl Acc for Scalar {
     fn scalar(self, _: DataType) -> Scalar {
         self
     }
-}
-
-/// The positions of `first`, `second`, then the other letters of `layout`.
-fn permutation_to(layout: &str, first: char, second: char) -> Option<Vec<usize>> {
-    let mut p = vec![layout.find(first)?, layout.find(second)?];
-    p.extend(layout.char_indices().filter(|&(_, c)| c != first && c != second).map(|(i, _)| i));
-    Some(p)
-}
-
-fn inverse(p: &[usize]) -> Vec<usize> {
-    let mut inv = vec![0; p.len()];
-    for (i, &x) in p.iter().enumerate() {
-        inv[x] = i;
-    }
-    inv
 }
 
 /// A string attribute.

@@ -17,6 +17,7 @@
 //! not legalized, as in TVM.
 
 use relax_ir::attrs::complete_ints;
+use relax_ir::layout::{inverse, permutation_to};
 use relax_ir::{DataType, PrimExpr};
 
 use super::cx::Cx;
@@ -33,22 +34,6 @@ pub fn lookup(name: &str) -> Option<Legalize> {
         "nn.conv3d" => |cx| conv(cx, 3),
         _ => return None,
     })
-}
-
-/// The positions of `first`, `second`, then the other letters of `layout`.
-fn permutation_to(layout: &str, first: char, second: char) -> Option<Vec<usize>> {
-    let mut p = vec![layout.find(first)?, layout.find(second)?];
-    p.extend(layout.char_indices().filter(|&(_, c)| c != first && c != second).map(|(i, _)| i));
-    Some(p)
-}
-
-/// `np.argsort` of a permutation.
-fn inverse(p: &[usize]) -> Vec<usize> {
-    let mut inv = vec![0; p.len()];
-    for (i, &x) in p.iter().enumerate() {
-        inv[x] = i;
-    }
-    inv
 }
 
 /// Whether window attributes (kernel sizes, strides, dilations, paddings) all fit in
