@@ -343,7 +343,7 @@ pub(crate) fn generate(
         return fail(io, format!("prompt token {bad} is out of range: the vocabulary has {vocab} tokens"));
     }
     let states = decode.state_count();
-    let mut interp = Interpreter::with_options(module, options);
+    let mut interp = Interpreter::with_options(module, options).with_lowering(&crate::lowering::Legalize);
     interp.native = native;
     let run_err = |io: &mut Io<'_>, interp: &Interpreter<'_>, e: RunError| {
         let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());

@@ -6,10 +6,10 @@
 
 mod cli;
 pub mod expected;
-pub mod fold_eval;
 mod generate;
 mod gpu;
 pub mod ir_text;
+pub mod lowering;
 mod opt;
 pub mod pipeline;
 pub mod render;

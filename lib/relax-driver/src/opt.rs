@@ -71,7 +71,6 @@ struct OptCli {
 
 /// Runs `relax-opt`.
 pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
-    crate::fold_eval::install();
     let registry = relax_transform::registry();
     let mut cmd = OptCli::command();
     // Pass and pipeline names are static, so they serve as clap argument ids.

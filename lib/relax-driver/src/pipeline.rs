@@ -99,7 +99,6 @@ pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static s
     if passes.is_empty() {
         return Ok(passes);
     }
-    crate::fold_eval::install();
     let registry = relax_transform::registry();
     let text: Vec<String> = passes
         .iter()

@@ -213,7 +213,7 @@ fn execute(
         Ok(a) => a,
         Err(e) => return fail(io, e),
     };
-    let mut interp = Interpreter::with_options(module, options);
+    let mut interp = Interpreter::with_options(module, options).with_lowering(&crate::lowering::Legalize);
     interp.native = native;
     let mut times = Vec::new();
     let mut kernel_times = Vec::new();
@@ -326,14 +326,16 @@ fn check_exec(
     let mut failed = 0;
     for l in &lines {
         let err = match l {
-            Ok(line) => exec_check::run_line_with(module, line, native).err().map(|e| {
-                let e = if e.span.is_none() {
-                    RunError { span: relax_ir::Span::new(line.offset as u32, (line.offset + 5) as u32), ..e }
-                } else {
-                    e.with_note(format!("while checking `# EXEC: {}`", line.text))
-                };
-                render_error(file, &e, color)
-            }),
+            Ok(line) => {
+                exec_check::run_line_with(module, line, native, Some(&crate::lowering::Legalize)).err().map(|e| {
+                    let e = if e.span.is_none() {
+                        RunError { span: relax_ir::Span::new(line.offset as u32, (line.offset + 5) as u32), ..e }
+                    } else {
+                        e.with_note(format!("while checking `# EXEC: {}`", line.text))
+                    };
+                    render_error(file, &e, color)
+                })
+            }
             Err((off, msg)) => {
                 let e =
                     RunError::at(relax_ir::Span::new(*off as u32, (*off + 5) as u32), format!("bad EXEC line: {msg}"));

@@ -340,16 +340,13 @@ pub fn compare(v: &Value, expected: &Lit, approx: bool) -> Result<(), String> {
     }
 }
 
-/// Runs one `# EXEC:` line against a module.
-pub fn run_line(m: &relax_ir::Module, line: &ExecLine) -> RunResult<()> {
-    run_line_with(m, line, None)
-}
-
-/// Runs one `# EXEC:` line, with PrimFuncs through `native` when given (the JIT).
+/// Runs one `# EXEC:` line against a module, with PrimFuncs through `native` when given
+/// (the JIT) and op calls without a reference kernel through `lowering`.
 pub fn run_line_with(
     m: &relax_ir::Module,
     line: &ExecLine,
     native: Option<&dyn crate::native::NativeKernels>,
+    lowering: Option<&dyn crate::lowering::OpLowering>,
 ) -> RunResult<()> {
     let g = m.lookup(&line.func).ok_or_else(|| RunError::new(format!("the module has no function `{}`", line.func)))?;
     let f = m.relax(g).ok_or_else(|| RunError::new(format!("`{}` is not a Relax function", line.func)))?;
@@ -370,6 +367,7 @@ pub fn run_line_with(
     }
     let mut interp = crate::Interpreter::new(m);
     interp.native = native;
+    interp.lowering = lowering;
     let v = interp.call_global(g, args, relax_ir::Span::NONE)?;
     compare(&v, &line.expected, line.approx).map_err(|e| {
         RunError::new(format!("EXEC check failed: `{}` gave {e}", line.text))

@@ -2,15 +2,15 @@
 //!
 //! It is the oracle for passes and for the JIT, so it is simple, complete and exact:
 //!
-//! * [`value`]: run-time values; a tensor is a view into shared byte storage, so an
-//!   aliasing mistake in a pass shows up as wrong numbers.
-//! * [`scalar`], [`math`]: typed scalars with exact dtype semantics and the math of TIR
-//!   intrinsics, shared by the TIR interpreter and the reference kernels.
-//! * [`tir`]: the TIR interpreter.
+//! * [`value`], [`scalar`], [`math`], [`tir`], [`print`], [`error`]: the TIR evaluator
+//!   of the `relax-tir-eval` crate (values, typed scalars and their math, the TIR
+//!   interpreter), re-exported; the passes use it too, so it sits below them.
 //! * [`relax`]: the Relax interpreter; [`check`]: run-time type checks; [`builtins`]: the
 //!   packed functions; [`ops`]: the reference kernels and the legalization fallback.
-//! * [`npy`]: `.npy` files; [`inputs`]: seeded random inputs; [`print`]: the text form
-//!   of values; [`exec_check`]: `# EXEC:` comments; [`error`]: run-time errors.
+//! * [`npy`]: `.npy` files; [`inputs`]: seeded random inputs; [`exec_check`]: `# EXEC:`
+//!   comments.
+//! * [`lowering`]: what the interpreter falls back to for ops without a reference kernel
+//!   (the driver hands in `legalize-ops`); the interpreter does not depend on the passes.
 //! * [`native`]: the interface through which compiled kernels replace the TIR
 //!   interpreter; `jit` (feature `llvm`): PrimFuncs compiled by LLVM (`docs/codegen.md`);
 //!   `vulkan` (feature `vulkan`): SPIR-V kernels on a Vulkan device; `cuda` (feature
@@ -20,27 +20,24 @@ pub mod builtins;
 pub mod check;
 #[cfg(feature = "cuda")]
 pub mod cuda;
-pub mod error;
 pub mod exec_check;
 #[cfg(any(feature = "vulkan", feature = "cuda"))]
 mod gpu_host;
-pub mod hugepage;
 pub mod inputs;
 #[cfg(feature = "llvm")]
 pub mod jit;
-pub mod math;
+pub mod lowering;
 pub mod native;
 pub mod npy;
 pub mod ops;
-pub mod print;
 pub mod relax;
-pub mod scalar;
-pub mod tir;
-pub mod value;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 
+pub use relax_tir_eval::{error, hugepage, math, print, scalar, tir, value};
+
 pub use error::{RunError, RunResult};
+pub use lowering::OpLowering;
 pub use relax::{Interpreter, Options};
 pub use scalar::Scalar;
 pub use value::{Tensor, Value};

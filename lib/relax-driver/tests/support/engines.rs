@@ -31,13 +31,16 @@ impl Case {
         let syms: Vec<(String, i64)> = syms.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         let g = orig.lookup(entry).expect("the entry");
         let args = inputs::make_inputs(&orig, g, &[], &syms, Some(7)).expect("inputs");
-        let expected = Interpreter::new(&orig).run(entry, args.clone()).expect("the interpreter runs");
+        let expected = Interpreter::new(&orig)
+            .with_lowering(&relax_driver::lowering::Legalize)
+            .run(entry, args.clone())
+            .expect("the interpreter runs");
         Case { path: path.into(), entry: entry.into(), gpu, args, expected }
     }
 
     /// Runs the entry of the GPU module with `kernels`.
     pub fn run(&self, kernels: &dyn NativeKernels) -> RunResult<Value> {
-        let mut it = Interpreter::new(&self.gpu);
+        let mut it = Interpreter::new(&self.gpu).with_lowering(&relax_driver::lowering::Legalize);
         it.native = Some(kernels);
         it.run(&self.entry, self.args.clone())
     }

@@ -1,11 +1,12 @@
-//! The fallback for ops without a reference kernel: run the op's legalization.
+//! The fallback for ops without a reference kernel: run the op's lowering.
 //!
 //! The call is copied alone into a scratch module: a function `main` whose parameters are
 //! the tensor arguments with their actual (static) shapes, and whose one binding calls
 //! the op with the same attributes; shape and prim arguments become constants. Type
-//! inference types it, `legalize-ops` rewrites it (into a `call_tir`, a constant or a
-//! packed call), and a fresh interpreter without kernels runs it. Legalized modules are
-//! cached by op, attributes and argument signature.
+//! inference types it, the interpreter's [`OpLowering`] (the tools give `legalize-ops`)
+//! rewrites it (into a `call_tir`, a constant or a packed call), and a fresh interpreter
+//! without kernels runs it. Lowered modules are cached by op, attributes and argument
+//! signature.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -17,6 +18,7 @@ use relax_ir::{
 };
 
 use crate::error::{RunError, RunResult};
+use crate::lowering::OpLowering;
 use crate::relax::{Frame, Interpreter, Options};
 use crate::value::Value;
 
@@ -75,7 +77,13 @@ fn build_arg(f: &mut RelaxFunction, v: &Value, params: &mut Vec<(relax_ir::Var, 
 }
 
 /// Builds and legalizes the scratch module of a call.
-fn scratch(caller: &Frame<'_>, call: &Call, op: &OpRef, args: &[Value]) -> RunResult<(Module, Vec<Value>)> {
+fn scratch(
+    caller: &Frame<'_>,
+    call: &Call,
+    op: &OpRef,
+    args: &[Value],
+    lowering: &dyn OpLowering,
+) -> RunResult<(Module, Vec<Value>)> {
     let mut f = RelaxFunction {
         pool: relax_ir::Pool::new(),
         vars: Default::default(),
@@ -130,7 +138,7 @@ fn scratch(caller: &Frame<'_>, call: &Call, op: &OpRef, args: &[Value]) -> RunRe
         f.func.ret = f.vars[out].ty;
         m.globals[g].func = Func::Relax(Box::new(f));
     }
-    relax_transform::legalize::legalize_module(&mut m);
+    lowering.lower(&mut m);
     let f = m.relax(g).expect("main");
     if let ExprData::Call(c) = &f.exprs[value]
         && matches!(f.exprs[c.callee], ExprData::Op(ref o) if o == op)
@@ -155,6 +163,12 @@ pub fn run<'m>(
     let ExprData::Op(op) = &fr.f.exprs[call.callee] else {
         return Err(RunError::new(format!("`{name}` is not an op")));
     };
+    let Some(lowering) = interp.lowering else {
+        return Err(RunError::new(format!(
+            "the op `R.{}` has no reference kernel, and the interpreter was given no lowering",
+            name.strip_prefix("relax.").unwrap_or(name)
+        )));
+    };
     let mut key = format!("{name}|{:?}|", call.attrs);
     for a in &args {
         signature(a, &mut key);
@@ -169,7 +183,7 @@ pub fn run<'m>(
     let m = match cached {
         Some(m) => m,
         None => {
-            let (m, _) = scratch(fr, call, op, &args)?;
+            let (m, _) = scratch(fr, call, op, &args, lowering)?;
             let m = Rc::new(m);
             interp.legalized.borrow_mut().insert(key, m.clone());
             m
@@ -177,7 +191,8 @@ pub fn run<'m>(
     };
     let mut tensors = Vec::new();
     collect_tensors(&args, &mut tensors);
-    let inner = Interpreter::with_options(&m, Options { kernels: false, check_results: false });
+    let mut inner = Interpreter::with_options(&m, Options { kernels: false, check_results: false });
+    inner.lowering = Some(lowering);
     let r = inner.run("main", tensors);
     interp.printed.borrow_mut().push_str(&inner.printed.borrow());
     r

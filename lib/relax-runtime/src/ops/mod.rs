@@ -36,6 +36,7 @@ pub mod scan;
 use relax_ir::{AttrValue, Call, DataType, Expr, TyData};
 
 use crate::error::{RunError, RunResult};
+use crate::lowering::{Lowered, OpLowering};
 use crate::relax::exec::concrete_tensor;
 use crate::relax::{Frame, Interpreter};
 use crate::scalar::Scalar;
@@ -179,7 +180,7 @@ pub fn run_op<'m>(
     });
     // Without kernels, ops that have a legalization run through it; the others (scans,
     // sorts) still need their kernel.
-    let legalizable = relax_transform::legalize::legalization(name).is_some();
+    let legalizable = interp.lowering.is_some_and(|l| l.lowering_of(name) == Lowered::Kernel);
     if (interp.options.kernels || !legalizable)
         && let Some(k) = kernel(name)
     {
@@ -236,20 +237,18 @@ pub enum Route {
     Unsupported,
 }
 
-/// How the interpreter runs the op `name`.
-pub fn route(name: &str) -> Route {
-    use relax_transform::legalize::{legalization, unsupported};
+/// How the interpreter runs the op `name` when given `lowering`.
+pub fn route(name: &str, lowering: &dyn OpLowering) -> Route {
     if crate::relax::call::runs_directly(name) || VALUE_OPS.contains(&name) {
-        Route::Interpreter
-    } else if kernel(name).is_some() {
-        Route::Kernel
-    } else if legalization(name).is_some()
-        || unsupported::EXPANDED.contains(&name)
-        || unsupported::packed_name(name).is_some_and(|f| crate::builtins::NAMES.contains(&f))
-    {
-        Route::Legalization
-    } else {
-        Route::Unsupported
+        return Route::Interpreter;
+    }
+    if kernel(name).is_some() {
+        return Route::Kernel;
+    }
+    match lowering.lowering_of(name) {
+        Lowered::Kernel | Lowered::Expanded => Route::Legalization,
+        Lowered::Packed(f) if crate::builtins::NAMES.contains(&f) => Route::Legalization,
+        Lowered::Packed(_) | Lowered::No => Route::Unsupported,
     }
 }
 

@@ -110,6 +110,9 @@ pub struct Interpreter<'m> {
     pub(crate) depth: RefCell<usize>,
     /// Compiled kernels that run PrimFuncs instead of the TIR interpreter (the JIT).
     pub native: Option<&'m dyn crate::native::NativeKernels>,
+    /// The lowering of op calls without a reference kernel ([`crate::lowering`]); without
+    /// one, such calls are errors.
+    pub lowering: Option<&'m dyn crate::lowering::OpLowering>,
 }
 
 /// The deepest call nesting allowed.
@@ -130,7 +133,14 @@ impl<'m> Interpreter<'m> {
             printed: RefCell::new(String::new()),
             depth: RefCell::new(0),
             native: None,
+            lowering: None,
         }
+    }
+
+    /// Runs op calls without a reference kernel through `lowering`.
+    pub fn with_lowering(mut self, lowering: &'m dyn crate::lowering::OpLowering) -> Interpreter<'m> {
+        self.lowering = Some(lowering);
+        self
     }
 
     /// Runs PrimFuncs through `native` where it has code for them.

@@ -14,14 +14,14 @@
 //!
 //! then bindings left unused (and free of effects) are removed.
 //!
-//! Evaluation is not done here: relax-transform cannot depend on the interpreter
-//! (`relax-runtime` depends on it). The tools register the interpreter's evaluator with
-//! [`set_evaluator`] before running passes; without one, calls are not evaluated and
-//! the rest of the pass still runs. High-level ops are not evaluated (run
-//! `legalize-ops` first, as the zero pipeline does).
+//! Kernels run on a [`ConstEvaluator`] given to the pass when it is built
+//! ([`FoldConstant::new`]); the registry's pass uses the TIR interpreter of
+//! `relax-tir-eval` ([`TirInterpreter`]), which sits below the passes.
+
+mod tir_eval;
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use relax_ir::op::OpRef;
 use relax_ir::{
@@ -43,8 +43,10 @@ pub const INFO: PassInfo = PassInfo {
 };
 
 fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(FoldConstant))
+    Ok(Box::new(FoldConstant::default()))
 }
+
+pub use tir_eval::TirInterpreter;
 
 /// Runs kernels on constant inputs.
 pub trait ConstEvaluator: Send + Sync {
@@ -62,31 +64,34 @@ pub trait ConstEvaluator: Send + Sync {
     ) -> Option<Vec<ConstData>>;
 }
 
-static EVALUATOR: RwLock<Option<Arc<dyn ConstEvaluator>>> = RwLock::new(None);
+/// The `fold-constant` pass with its evaluator.
+pub struct FoldConstant {
+    evaluator: Arc<dyn ConstEvaluator>,
+}
 
-/// Sets the evaluator `fold-constant` uses (the interpreter's, registered by the tools).
-pub fn set_evaluator(e: Arc<dyn ConstEvaluator>) {
-    if let Ok(mut slot) = EVALUATOR.write() {
-        *slot = Some(e);
+impl FoldConstant {
+    /// The pass, running kernels on `evaluator`.
+    pub fn new(evaluator: Arc<dyn ConstEvaluator>) -> FoldConstant {
+        FoldConstant { evaluator }
     }
 }
 
-/// The evaluator in use, if one is registered.
-pub fn evaluator() -> Option<Arc<dyn ConstEvaluator>> {
-    EVALUATOR.read().ok().and_then(|s| s.clone())
+impl Default for FoldConstant {
+    /// The pass, running kernels on the TIR interpreter.
+    fn default() -> FoldConstant {
+        FoldConstant::new(Arc::new(TirInterpreter))
+    }
 }
-
-struct FoldConstant;
 
 impl Pass for FoldConstant {
     fn run_module(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
-        let ev = evaluator();
+        let ev = Some(self.evaluator.as_ref());
         let globals: Vec<Global> =
             m.live().filter(|(_, gd)| matches!(gd.func, relax_ir::Func::Relax(_))).map(|(g, _)| g).collect();
         let mut changed = false;
         for g in globals {
             let Some(mut f) = m.relax(g).cloned() else { continue };
-            if fold_function(m, &mut f, ev.as_deref()) {
+            if fold_function(m, &mut f, ev) {
                 m.globals[g].func = relax_ir::Func::Relax(Box::new(f));
                 changed = true;
             }

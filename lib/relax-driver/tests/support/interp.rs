@@ -1,4 +1,4 @@
-//! What the runtime's whole-suite comparisons (`differential.rs`, `jit.rs`) share: the
+//! What the interpreter's whole-suite comparisons (`differential.rs`, `jit.rs`) share: the
 //! modules they run, seeded symbolic values, fresh argument copies, and the comparison of
 //! two results with a per-element test.
 

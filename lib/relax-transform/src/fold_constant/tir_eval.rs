@@ -1,22 +1,18 @@
-//! The evaluator `fold-constant` uses: the reference interpreter's TIR interpreter
-//! (`relax_runtime::tir::call_prim_func`), registered with
-//! [`relax_transform::fold_constant::set_evaluator`] before a tool runs passes.
-//!
-//! relax-transform cannot call the interpreter itself (the interpreter depends on it),
-//! so the drivers, which depend on both, connect them.
-
-use std::sync::{Arc, Once};
+//! The evaluator `fold-constant` uses unless it is given another: the TIR interpreter of
+//! `relax-tir-eval`, which runs a PrimFunc on the constants' bytes.
 
 use relax_ir::{ConstData, ConstPayload, DataType, Global, Module};
-use relax_runtime::scalar::Scalar;
-use relax_runtime::tir::call_prim_func;
-use relax_runtime::value::{Tensor, Value};
-use relax_transform::fold_constant::{ConstEvaluator, set_evaluator};
+use relax_tir_eval::scalar::Scalar;
+use relax_tir_eval::tir::call_prim_func;
+use relax_tir_eval::value::{Tensor, Value};
+
+use super::ConstEvaluator;
 
 /// Runs kernels with the TIR interpreter.
-struct Interpreter;
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TirInterpreter;
 
-impl ConstEvaluator for Interpreter {
+impl ConstEvaluator for TirInterpreter {
     fn call_tir(
         &self,
         m: &Module,
@@ -53,10 +49,4 @@ impl ConstEvaluator for Interpreter {
                 .collect(),
         )
     }
-}
-
-/// Registers the interpreter as `fold-constant`'s evaluator (once per process).
-pub fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| set_evaluator(Arc::new(Interpreter)));
 }

@@ -9,11 +9,14 @@
 //! with the same seeded inputs. Needs the `llvm` feature.
 #![cfg(feature = "llvm")]
 
+use relax_driver::lowering::Legalize;
 use relax_ir::Module;
 use relax_runtime::{Interpreter, Scalar, Value, inputs};
-use support::{chunks, files, fresh, seeded_syms};
+use support::interp::{chunks, files, fresh, seeded_syms};
 
-mod support;
+mod support {
+    pub mod interp;
+}
 
 /// Bit-exact equality of floats (NaN equals NaN).
 fn same_bits(p: Scalar, q: Scalar) -> bool {
@@ -23,7 +26,7 @@ fn same_bits(p: Scalar, q: Scalar) -> bool {
 
 /// Bit-exact equality of two results.
 fn same(a: &Value, b: &Value) -> Result<(), String> {
-    support::compare(a, b, "result", same_bits)
+    support::interp::compare(a, b, "result", same_bits)
 }
 
 fn run(
@@ -33,7 +36,7 @@ fn run(
     native: Option<&relax_runtime::jit::JitKernels>,
 ) -> Result<Value, String> {
     let g = m.lookup(name).ok_or("no such function")?;
-    let mut it = Interpreter::new(m);
+    let mut it = Interpreter::new(m).with_lowering(&Legalize);
     if let Some(k) = native {
         it.native = Some(k);
     }

@@ -18,7 +18,7 @@
 //! grow it on demand ([`stacker`]).
 
 mod expr;
-pub(crate) use expr::{intrinsic, literal};
+pub use expr::{intrinsic, literal};
 mod stmt;
 
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ use crate::scalar::Scalar;
 use crate::value::{Bytes, Tensor, Value, row_major_strides, shape_text};
 
 /// Grows the stack before a recursive step when little is left.
-pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
+pub fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, f)
 }
 
@@ -47,16 +47,19 @@ pub(crate) struct BufView {
     pub dtype: relax_ir::DataType,
 }
 
-/// The state of one PrimFunc call.
-pub(crate) struct Frame<'a> {
+/// The state of one PrimFunc call: what [`bind_call`] hands to the compiled engines.
+pub struct Frame<'a> {
+    /// The PrimFunc.
     pub f: &'a PrimFunc,
+    /// Its global name.
     pub name: &'a str,
+    /// The value of each variable, by index (`None` while unbound).
     pub vars: Vec<Option<Scalar>>,
-    pub bufs: Vec<Option<BufView>>,
+    pub(crate) bufs: Vec<Option<BufView>>,
     /// Storage behind handle variables (buffer data pointers).
-    pub data_vars: HashMap<SymVar, (Bytes, usize)>,
+    pub(crate) data_vars: HashMap<SymVar, (Bytes, usize)>,
     /// The value of `T.ret`, once executed.
-    pub ret: Option<Scalar>,
+    pub(crate) ret: Option<Scalar>,
 }
 
 /// What a deferred shape check compares: an expression and the value it must have.
@@ -79,17 +82,18 @@ impl<'a> Frame<'a> {
         })
     }
 
+    /// The name of a variable.
     pub fn var_name(&self, v: SymVar) -> &str {
         &self.f.pool.vars[v].name
     }
 
-    pub fn set_var(&mut self, v: SymVar, s: Scalar) {
+    pub(crate) fn set_var(&mut self, v: SymVar, s: Scalar) {
         let dt = self.f.pool.vars[v].dtype;
         let s = if dt.is_handle() || dt.is_void() { s } else { s.cast(dt) };
         self.vars[v.index()] = Some(s);
     }
 
-    pub fn span_of(&self, s: relax_ir::Stmt) -> Span {
+    pub(crate) fn span_of(&self, s: relax_ir::Stmt) -> Span {
         *self.f.spans.stmts.get(s)
     }
 
@@ -160,7 +164,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Flat element index of an access, bounds-checked per dim.
-    pub fn address(&self, b: Buffer, idx: &[i64]) -> RunResult<(BufView, usize)> {
+    pub(crate) fn address(&self, b: Buffer, idx: &[i64]) -> RunResult<(BufView, usize)> {
         let view = self.bufs[b.index()].as_ref().ok_or_else(|| {
             RunError::new(format!(
                 "PrimFunc `{}`: buffer `{}` is used outside its scope",
@@ -217,7 +221,7 @@ pub fn call_prim_func(m: &Module, g: Global, args: &[Value]) -> RunResult<Option
 /// buffers (dtype, rank, dims, strides) and binds the symbolic variables, as a call of
 /// [`call_prim_func`] does before running the body. The JIT uses it too, so both
 /// engines check and report alike.
-pub(crate) fn bind_call<'a>(m: &'a Module, g: Global, args: &[Value]) -> RunResult<Frame<'a>> {
+pub fn bind_call<'a>(m: &'a Module, g: Global, args: &[Value]) -> RunResult<Frame<'a>> {
     let mut fr = Frame::new(m, g)?;
     let f = fr.f;
     if args.len() != f.params.len() {

@@ -13,11 +13,14 @@
 
 use std::collections::BTreeSet;
 
+use relax_driver::lowering::Legalize;
 use relax_ir::{ExprData, Module, TypeCode};
 use relax_runtime::{Interpreter, Options, Scalar, Value, inputs};
-use support::{chunks, files, fresh, seeded_syms};
+use support::interp::{chunks, files, fresh, seeded_syms};
 
-mod support;
+mod support {
+    pub mod interp;
+}
 
 fn ulp_close(a: Scalar, b: Scalar) -> bool {
     let (x, y) = (a.as_f64(), b.as_f64());
@@ -37,7 +40,7 @@ fn ulp_close(a: Scalar, b: Scalar) -> bool {
 }
 
 fn compare(a: &Value, b: &Value) -> Result<(), String> {
-    support::compare(a, b, "result", ulp_close)
+    support::interp::compare(a, b, "result", ulp_close)
 }
 
 fn ops_of(m: &Module, out: &mut BTreeSet<String>) {
@@ -81,8 +84,11 @@ fn legalized_modules_give_the_same_numbers() {
                 let mut attempt = Err(String::new());
                 for s in [&syms, &same] {
                     attempt = inputs::make_inputs(&m, g, &[], s, Some(1)).map_err(|e| e.message).and_then(|args| {
-                        let r =
-                            Interpreter::new(&m).call_global(g, args.iter().map(fresh).collect(), relax_ir::Span::NONE);
+                        let r = Interpreter::new(&m).with_lowering(&Legalize).call_global(
+                            g,
+                            args.iter().map(fresh).collect(),
+                            relax_ir::Span::NONE,
+                        );
                         r.map(|v| (args, v)).map_err(|e| e.message)
                     });
                     if attempt.is_ok() {
@@ -98,7 +104,8 @@ fn legalized_modules_give_the_same_numbers() {
                 };
                 let mut ops = BTreeSet::new();
                 ops_of(&m, &mut ops);
-                let no_kernels = Interpreter::with_options(&m, Options { kernels: false, ..Default::default() });
+                let no_kernels = Interpreter::with_options(&m, Options { kernels: false, ..Default::default() })
+                    .with_lowering(&Legalize);
                 match no_kernels.call_global(g, args.iter().map(fresh).collect(), relax_ir::Span::NONE) {
                     Ok(v) => {
                         if let Err(e) = compare(&reference, &v) {
@@ -108,7 +115,11 @@ fn legalized_modules_give_the_same_numbers() {
                     Err(e) => failures.push(format!("{what}: static legalization failed: {}", e.message)),
                 }
                 let lg = legal.lookup(&name).expect("same functions");
-                match Interpreter::new(&legal).call_global(lg, args.iter().map(fresh).collect(), relax_ir::Span::NONE) {
+                match Interpreter::new(&legal).with_lowering(&Legalize).call_global(
+                    lg,
+                    args.iter().map(fresh).collect(),
+                    relax_ir::Span::NONE,
+                ) {
                     Ok(v) => {
                         if let Err(e) = compare(&reference, &v) {
                             failures.push(format!("{what}: kernels vs legalize-ops: {e}"));

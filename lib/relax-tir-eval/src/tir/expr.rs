@@ -15,7 +15,7 @@ fn short(op: &str) -> &str {
 }
 
 /// The value of a literal.
-pub(crate) fn literal(data: &PrimExprData) -> Option<Scalar> {
+pub fn literal(data: &PrimExprData) -> Option<Scalar> {
     Some(match data {
         PrimExprData::Int(dt, v) if dt.is_float() => Scalar::Float(round_float(*dt, *v as f64), *dt),
         PrimExprData::Int(dt, v) => Scalar::Int(*v, *dt),
@@ -149,7 +149,7 @@ impl Frame<'_> {
 }
 
 /// Evaluates a pure intrinsic on evaluated arguments; `None` when unknown.
-pub(crate) fn intrinsic(op: &str, dtype: DataType, vals: &[Scalar]) -> Option<Scalar> {
+pub fn intrinsic(op: &str, dtype: DataType, vals: &[Scalar]) -> Option<Scalar> {
     match vals {
         [x] => {
             let x = *x;
