@@ -43,7 +43,7 @@ fn kernel_counts(m: &Module) -> BTreeMap<String, usize> {
             continue;
         }
         let mut n = 0;
-        relax_transform::walk::for_each_reachable(f, |_, d| {
+        f.for_each_reachable(|_, d| {
             if let ExprData::Call(c) = d
                 && let ExprData::Op(op) = &f.exprs[c.callee]
                 && matches!(op.name(), "relax.call_tir" | "relax.call_tir_inplace")

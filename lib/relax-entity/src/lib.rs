@@ -7,12 +7,18 @@
 //!   were never written read as the map's default value.
 //! * [`UniqueArena`] interns values: pushing a value equal to one already present returns
 //!   the existing handle, so structural equality becomes handle equality.
+//! * [`EntityList`] / [`ListPool`]: variable-length lists of handles stored in a pool
+//!   ([`list`]), so IR nodes with many operands stay small `Copy`-able values.
 //!
 //! Nothing here knows about the IR; the IR crate declares its handles with the macro.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::marker::PhantomData;
+
+use indexmap::IndexSet;
+
+pub mod list;
+pub use list::{EntityList, ListPool};
 
 /// A typed index into an arena.
 pub trait EntityRef: Copy + Eq + Ord + Hash {
@@ -192,22 +198,34 @@ impl<K: EntityRef, V: Clone> std::ops::Index<K> for SecondaryMap<K, V> {
     }
 }
 
+impl<K: EntityRef, V: Clone> std::ops::IndexMut<K> for SecondaryMap<K, V> {
+    /// The entry of `k` for writing; the table grows (with default values) to hold it.
+    fn index_mut(&mut self, k: K) -> &mut V {
+        let i = k.index();
+        if i >= self.elems.len() {
+            self.elems.resize(i + 1, self.default.clone());
+        }
+        &mut self.elems[i]
+    }
+}
+
 impl<K: EntityRef + std::fmt::Debug, V: Clone + std::fmt::Debug> std::fmt::Debug for SecondaryMap<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.elems.iter().enumerate().map(|(i, v)| (K::new(i), v))).finish()
     }
 }
 
-/// An interning arena: equal values share one handle.
+/// An interning arena: equal values share one handle. Each value is stored once, in an
+/// insertion-ordered hash set (as naga's `UniqueArena`).
 #[derive(Clone)]
 pub struct UniqueArena<K: EntityRef, V: Clone + Eq + Hash> {
-    elems: Vec<V>,
-    index: HashMap<V, K>,
+    set: IndexSet<V>,
+    unused: PhantomData<K>,
 }
 
 impl<K: EntityRef, V: Clone + Eq + Hash> Default for UniqueArena<K, V> {
     fn default() -> Self {
-        Self { elems: Vec::new(), index: HashMap::new() }
+        Self { set: IndexSet::new(), unused: PhantomData }
     }
 }
 
@@ -218,44 +236,38 @@ impl<K: EntityRef, V: Clone + Eq + Hash> UniqueArena<K, V> {
     }
     /// Interns `v`: the handle of an equal value already present, or a new one.
     pub fn intern(&mut self, v: V) -> K {
-        if let Some(&k) = self.index.get(&v) {
-            return k;
-        }
-        let k = K::new(self.elems.len());
-        self.elems.push(v.clone());
-        self.index.insert(v, k);
-        k
+        K::new(self.set.insert_full(v).0)
     }
     /// The handle of a value equal to `v`, if one was interned.
     pub fn lookup(&self, v: &V) -> Option<K> {
-        self.index.get(v).copied()
+        self.set.get_index_of(v).map(K::new)
     }
     /// Number of distinct values.
     pub fn len(&self) -> usize {
-        self.elems.len()
+        self.set.len()
     }
     /// True when nothing was interned.
     pub fn is_empty(&self) -> bool {
-        self.elems.is_empty()
+        self.set.is_empty()
     }
     /// True when `k` names a value of this arena.
     pub fn is_valid(&self, k: K) -> bool {
-        k.index() < self.elems.len()
+        k.index() < self.set.len()
     }
     /// The value of `k`, or `None` when out of range.
     pub fn get(&self, k: K) -> Option<&V> {
-        self.elems.get(k.index())
+        self.set.get_index(k.index())
     }
     /// `(handle, value)` pairs in interning order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (K, &V)> + ExactSizeIterator {
-        self.elems.iter().enumerate().map(|(i, v)| (K::new(i), v))
+        self.set.iter().enumerate().map(|(i, v)| (K::new(i), v))
     }
 }
 
 impl<K: EntityRef, V: Clone + Eq + Hash> std::ops::Index<K> for UniqueArena<K, V> {
     type Output = V;
     fn index(&self, k: K) -> &V {
-        &self.elems[k.index()]
+        &self.set[k.index()]
     }
 }
 

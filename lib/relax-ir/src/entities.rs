@@ -3,7 +3,7 @@
 //! Module-wide: [`Global`] (a function slot) and [`Constant`].
 //! Per function ([`crate::pool::Pool`]): [`SymVar`] (a TIR scalar variable: symbolic shape
 //! dims, loop and block variables, handles), [`PrimExpr`] and [`Ty`] (both interned).
-//! Per Relax function: [`Var`], [`Expr`], [`Block`]. Per PrimFunc: [`Stmt`], [`Buffer`].
+//! Per Relax function: [`Var`], [`Expr`], [`Block`], [`Seq`]. Per PrimFunc: [`Stmt`], [`Buffer`].
 
 use relax_entity::entity_impl;
 
@@ -46,6 +46,11 @@ entity_impl!(
     /// A Relax binding block (plain or dataflow).
     Block,
     "block"
+);
+entity_impl!(
+    /// A Relax sequence: blocks and a result (a function body, an `if` branch).
+    Seq,
+    "seq"
 );
 entity_impl!(
     /// A TIR statement.

@@ -35,12 +35,13 @@ pub mod verify;
 pub use attrs::{AttrValue, Attrs, FloatBits};
 pub use diag::{Diagnostic, Severity};
 pub use dtype::{DataType, TypeCode};
-pub use entities::{Block, Buffer, Constant, Expr, Global, PrimExpr, Stmt, SymVar, Ty, Var};
+pub use entities::{Block, Buffer, Constant, Expr, Global, PrimExpr, Seq, Stmt, SymVar, Ty, Var};
 pub use module::{ConstData, ConstPayload, ExternFunc, Func, GlobalData, Module, ModuleForm, VDeviceInfo};
 pub use pool::Pool;
 pub use prim::{BinOp, PrimExprData, Range, SymVarData};
 pub use relax::{
-    Binding, BindingKind, BlockData, Call, ExprData, FunctionNode, RelaxFunction, RelaxSpans, SeqExpr, VarData,
+    Binding, BindingKind, BlockData, Call, ExprData, ExprList, FunctionNode, RelaxFunction, RelaxSpans, SeqData,
+    VarData,
 };
 pub use span::Span;
 pub use tir::{

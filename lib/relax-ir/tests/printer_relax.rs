@@ -9,7 +9,7 @@ use relax_ir::attrs::AttrValue;
 use relax_ir::module::{ConstData, ConstPayload, ExternFunc, Func, ModuleForm, VDeviceInfo};
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::printer::print_module;
-use relax_ir::relax::{Binding, BindingKind, ExprData, FunctionNode, SeqExpr};
+use relax_ir::relax::{Binding, BindingKind, ExprData, FunctionNode};
 use relax_ir::tir::StmtData;
 use relax_ir::ty::{TensorShape, TyData, VDevice};
 use relax_ir::{DataType, Module, Pool};
@@ -77,7 +77,7 @@ fn calls_declarations_and_local_function() {
     let inner_node = FunctionNode {
         params: vec![z],
         ret: tb2,
-        body: SeqExpr { blocks: vec![ib], body: zret },
+        body: r.f.add_seq(vec![ib], zret),
         attrs: Default::default(),
         pure: true,
     };
@@ -306,14 +306,9 @@ fn if_else_match_cast_and_hoisted_declarations() {
     let xe = r.use_var(x);
     let ce = r.use_var(c);
     let w2 = r.var("w2", tnd, false);
-    let iff = r.expr(
-        ExprData::If {
-            cond: ce,
-            then_branch: SeqExpr { blocks: vec![then_blk], body: we },
-            else_branch: SeqExpr { blocks: vec![], body: xe },
-        },
-        Some(tnd),
-    );
+    let then_branch = r.f.add_seq(vec![then_blk], we);
+    let else_branch = r.f.add_seq(vec![], xe);
+    let iff = r.expr(ExprData::If { cond: ce, then_branch, else_branch }, Some(tnd));
     let plain = r.block(false, vec![(w2, iff)]);
     let ret = r.use_var(x);
     let f = r.finish(tn, vec![df, plain], ret, &[public("main"), ("b", AttrValue::Int(1)), ("a", AttrValue::Int(2))]);
@@ -493,7 +488,7 @@ fn decorators_types_and_module_members() {
     let node = FunctionNode {
         params: vec![a],
         ret: t2f,
-        body: SeqExpr { blocks: vec![], body: ae },
+        body: r.f.add_seq(vec![], ae),
         attrs: attrs(&[("k", AttrValue::Int(1))]),
         pure: false,
     };

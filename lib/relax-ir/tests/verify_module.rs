@@ -6,7 +6,7 @@ mod verify_builder;
 use relax_ir::verify::{Entity, verify_function, verify_module};
 use relax_ir::{
     AttrValue, Attrs, Binding, BindingKind, BlockData, Call, ExprData, Func, FunctionNode, Module, PrimExprData,
-    RelaxFunction, SeqExpr, StmtData, TyData,
+    RelaxFunction, StmtData, TyData,
 };
 use verify_builder::{D, RB, add_kernel, assert_has, assert_ok, errors, prim, relax};
 
@@ -106,7 +106,7 @@ fn expression_cycle_is_reported_not_followed() {
     let Func::Relax(f) = &mut m.globals[main].func else { unreachable!() };
     let tup = f.exprs.keys().find(|&e| matches!(f.exprs[e], ExprData::Tuple(_))).unwrap();
     if let ExprData::Tuple(fields) = &mut f.exprs[tup] {
-        fields.push(tup);
+        fields.push(tup, &mut f.lists);
     }
     let msgs = errors(verify_module(&m));
     assert_has(&msgs, "contains itself");
@@ -140,7 +140,15 @@ fn corrupt_relax(f: &mut RelaxFunction, rng: &mut Lcg) {
         }
         1 => {
             let e = h(rng.below(ne - 1).min(ne - 1));
-            let args = (0..rng.below(3)).map(|_| h(rng.below(ne))).collect();
+            let items: Vec<relax_ir::Expr> = (0..rng.below(3)).map(|_| h(rng.below(ne))).collect();
+            let args = if rng.next() % 4 == 0 {
+                // A list handle of another pool, out of range here.
+                let mut other = relax_entity::ListPool::new();
+                other.alloc((0..f.lists.capacity_used() + 5).map(h));
+                other.alloc(items)
+            } else {
+                f.lists.alloc(items)
+            };
             f.exprs[e] = ExprData::Call(Call {
                 callee: h(rng.below(ne)),
                 args,
@@ -150,16 +158,23 @@ fn corrupt_relax(f: &mut RelaxFunction, rng: &mut Lcg) {
         }
         2 => {
             let e = h(rng.below(ne - 1).min(ne - 1));
-            let then_branch = SeqExpr { blocks: vec![h(rng.below(nb))], body: h(rng.below(ne)) };
-            let else_branch = SeqExpr { blocks: vec![], body: h(rng.below(ne)) };
+            // Branches: new sequences, or existing (shared) or out-of-range handles.
+            let ns = f.seqs.len();
+            let then_branch = if rng.next() % 3 == 0 {
+                h(rng.below(ns))
+            } else {
+                f.add_seq(vec![h(rng.below(nb))], h(rng.below(ne)))
+            };
+            let else_branch = f.add_seq(vec![], h(rng.below(ne)));
             f.exprs[e] = ExprData::If { cond: h(rng.below(ne)), then_branch, else_branch };
         }
         3 => {
             let e = h(rng.below(ne - 1).min(ne - 1));
+            let body = f.add_seq(vec![h(rng.below(nb))], h(rng.below(ne)));
             let node = FunctionNode {
                 params: vec![h(rng.below(nv))],
                 ret: h(rng.below(nt)),
-                body: SeqExpr { blocks: vec![h(rng.below(nb))], body: h(rng.below(ne)) },
+                body,
                 attrs: Attrs::new(),
                 pure: rng.next() % 2 == 0,
             };
@@ -182,7 +197,9 @@ fn corrupt_relax(f: &mut RelaxFunction, rng: &mut Lcg) {
                     },
                 }],
             });
-            f.func.body.blocks.insert(rng.below(f.func.body.blocks.len()).min(f.func.body.blocks.len()), b);
+            let body = f.func.body;
+            let n = f.seq(body).blocks.len();
+            f.seq_mut(body).blocks.insert(rng.below(n).min(n), b);
         }
         6 => {
             let e = h(rng.below(ne - 1).min(ne - 1));

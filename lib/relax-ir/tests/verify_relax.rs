@@ -152,8 +152,8 @@ fn if_in_dataflow_block() {
         let cond_v = r.param("c", cond_t);
         let cond = r.use_(cond_v);
         let (a, b) = (r.use_(x), r.use_(x));
-        let then_branch = relax_ir::SeqExpr { blocks: vec![], body: a };
-        let else_branch = relax_ir::SeqExpr { blocks: vec![], body: b };
+        let then_branch = r.seq(vec![], a);
+        let else_branch = r.seq(vec![], b);
         let iff = r.expr(ExprData::If { cond, then_branch, else_branch }, Some(t));
         r.bind_df("sel", iff, t, true);
         finish_main(r, "gv")
@@ -498,7 +498,7 @@ fn if_branch_vars_are_not_visible_after() {
     let ei = r.use_(inner);
     let then_branch = r.take_seq(ei);
     let ex2 = r.use_(x);
-    let else_branch = relax_ir::SeqExpr { blocks: vec![], body: ex2 };
+    let else_branch = r.seq(vec![], ex2);
     let cond = r.use_(c);
     let iff = r.expr(ExprData::If { cond, then_branch, else_branch }, Some(t));
     r.block(false);
@@ -537,13 +537,8 @@ fn local_function_sees_outer_scope_and_itself() {
         ],
     });
     let eb = r.use_(b_var);
-    let node = FunctionNode {
-        params: vec![a],
-        ret: t,
-        body: relax_ir::SeqExpr { blocks: vec![blk], body: eb },
-        attrs: Default::default(),
-        pure: true,
-    };
+    let body = r.seq(vec![blk], eb);
+    let node = FunctionNode { params: vec![a], ret: t, body, attrs: Default::default(), pure: true };
     let fexpr = r.expr(ExprData::Function(Box::new(node)), Some(callable));
     r.rebind(fvar, fexpr);
     let ef = r.use_(fvar);

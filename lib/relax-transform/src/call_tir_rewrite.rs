@@ -27,12 +27,13 @@
 
 use relax_ir::diag::Diagnostic;
 use relax_ir::{
-    AttrValue, Binding, Call, Expr, ExprData, Global, Module, RelaxFunction, TensorShape, Ty, TyData, VDeviceInfo,
+    AttrValue, Binding, Expr, ExprData, Global, Module, RelaxFunction, TensorShape, Ty, TyData, VDeviceInfo,
 };
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::emit::{self, NameSupply, callee_op_name};
-use crate::walk::{SeqLoc, all_blocks, seq, tidy_blocks};
+use crate::walk::{all_blocks, tidy_blocks};
+use relax_ir::Seq;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -67,7 +68,7 @@ pub fn has_dps_calls(m: &Module) -> bool {
 /// True when `f` calls a destination-passing op.
 pub fn function_has_dps_calls(f: &RelaxFunction) -> bool {
     let mut found = false;
-    crate::walk::for_each_reachable(f, |_, d| {
+    f.for_each_reachable(|_, d| {
         if let ExprData::Call(c) = d
             && callee_op_name(f, c).is_some_and(|n| DPS_OPS.contains(&n.as_str()))
         {
@@ -104,7 +105,8 @@ pub fn call_tir_rewrite(f: &mut RelaxFunction, vdevices: &[VDeviceInfo]) -> Resu
 
     let mut names = NameSupply::new();
     let mut errors = Vec::new();
-    rewrite_seq(f, SeqLoc::Body, vdevices, &mut names, &mut errors);
+    let body = f.func.body;
+    rewrite_seq(f, body, vdevices, &mut names, &mut errors);
     if errors.is_empty() { Ok(true) } else { Err(errors) }
 }
 
@@ -112,22 +114,18 @@ pub fn call_tir_rewrite(f: &mut RelaxFunction, vdevices: &[VDeviceInfo]) -> Resu
 /// binding is reached), which decides the names `alloc`, `alloc1`, ...
 fn rewrite_seq(
     f: &mut RelaxFunction,
-    loc: SeqLoc,
+    loc: Seq,
     vdevices: &[VDeviceInfo],
     names: &mut NameSupply,
     errors: &mut Vec<Diagnostic>,
 ) {
-    for b in seq(f, loc).blocks.clone() {
+    for b in f.seq(loc).blocks.clone() {
         let bindings = std::mem::take(&mut f.blocks[b].bindings);
         let mut out: Vec<Binding> = Vec::with_capacity(bindings.len());
         for bd in bindings {
-            match &f.exprs[bd.value] {
-                ExprData::If { .. } => {
-                    rewrite_seq(f, SeqLoc::Then(bd.value), vdevices, names, errors);
-                    rewrite_seq(f, SeqLoc::Else(bd.value), vdevices, names, errors);
-                }
-                ExprData::Function(_) => rewrite_seq(f, SeqLoc::Local(bd.value), vdevices, names, errors),
-                _ => {}
+            let nested: Vec<Seq> = f.exprs[bd.value].nested_seqs().collect();
+            for s in nested {
+                rewrite_seq(f, s, vdevices, names, errors);
             }
             match rewrite_binding(f, &bd, vdevices, names, &mut out) {
                 Ok(Some(value)) => out.push(Binding { value, ..bd }),
@@ -166,8 +164,9 @@ fn rewrite_binding(
     out: &mut Vec<Binding>,
 ) -> Result<Option<Expr>, Diagnostic> {
     let ExprData::Call(call) = f.exprs[bd.value].clone() else { return Ok(None) };
+    let cargs = f.list(call.args).to_vec();
     let Some(op) = callee_op_name(f, &call) else { return Ok(None) };
-    if !DPS_OPS.contains(&op.as_str()) || call.args.len() < 2 {
+    if !DPS_OPS.contains(&op.as_str()) || cargs.len() < 2 {
         return Ok(None);
     }
     let span = *f.spans.exprs.get(bd.value);
@@ -193,8 +192,8 @@ fn rewrite_binding(
         return Err(err("call-tir-rewrite: `inplace_indices` must have one entry per output".to_string()));
     }
     let dataflow = false;
-    let arg_fields: Option<Vec<Expr>> = match &f.exprs[call.args[1]] {
-        ExprData::Tuple(fields) => Some(fields.clone()),
+    let arg_fields: Option<Vec<Expr>> = match &f.exprs[cargs[1]] {
+        ExprData::Tuple(fields) => Some(f.list(*fields).to_vec()),
         _ => None,
     };
     // The outputs, in order: fresh allocations or in-place inputs.
@@ -218,7 +217,7 @@ fn rewrite_binding(
         outs.push((use_, true));
     }
     // The call.
-    let callee = call.args[0];
+    let callee = cargs[0];
     let call_expr = match arg_fields {
         Some(fields) => {
             let mut args = fields;
@@ -227,11 +226,11 @@ fn rewrite_binding(
                     args.push(*o);
                 }
             }
-            if call.args.len() > 2 {
-                args.push(call.args[2]);
+            if cargs.len() > 2 {
+                args.push(cargs[2]);
                 let tys: Vec<Ty> = args.iter().map(|&a| f.ty_of(a).unwrap_or_else(|| emit::object(f))).collect();
                 let tt = f.pool.intern_ty(TyData::Tuple(tys));
-                let tuple = f.add_expr(ExprData::Tuple(args), Some(tt));
+                let tuple = f.add_tuple(args, Some(tt));
                 let void = emit::void(f);
                 emit::call_op(f, "relax.vm.call_tir_dyn", vec![callee, tuple], Vec::new(), void)
             } else {
@@ -239,7 +238,7 @@ fn rewrite_binding(
             }
         }
         None => {
-            let mut args = vec![call.args[1]];
+            let mut args = vec![cargs[1]];
             args.extend(outs.iter().filter(|(_, fresh)| *fresh).map(|(o, _)| *o));
             plain_call(f, callee, args)
         }
@@ -278,7 +277,7 @@ fn plain_call(f: &mut RelaxFunction, callee: Expr, args: Vec<Expr>) -> Expr {
         ExprData::ExternFunc(_) => emit::object(f),
         _ => emit::void(f),
     };
-    f.add_expr(ExprData::Call(Call { callee, args, attrs: relax_ir::Attrs::new(), sinfo_args: Vec::new() }), Some(ty))
+    f.add_call(callee, args, relax_ir::Attrs::new(), Vec::new(), Some(ty))
 }
 
 /// The tensor leaves of an output type, in order; `Err` with the printed type when a
@@ -304,10 +303,10 @@ fn rebuild(f: &mut RelaxFunction, t: Ty, it: &mut impl Iterator<Item = Expr>) ->
     match f.pool.ty(t).clone() {
         TyData::Tuple(fields) => {
             let items: Vec<Expr> = fields.iter().map(|&x| rebuild(f, x, it)).collect();
-            f.add_expr(ExprData::Tuple(items), Some(t))
+            f.add_tuple(items, Some(t))
         }
         // One output per tensor leaf, by construction.
-        _ => it.next().unwrap_or_else(|| f.add_expr(ExprData::Tuple(Vec::new()), None)),
+        _ => it.next().unwrap_or_else(|| f.add_tuple([], None)),
     }
 }
 

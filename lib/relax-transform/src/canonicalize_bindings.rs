@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use relax_ir::{BindingKind, Block, Expr, ExprData, Global, Module, RelaxFunction, Var};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::walk::{all_seqs, operands, seq, tidy_blocks};
+use crate::walk::tidy_blocks;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -80,13 +80,14 @@ impl Planner {
             ExprData::GetItem { tuple, index } => {
                 let t = self.unwrap_var(f, *tuple);
                 if let ExprData::Tuple(fields) = &f.exprs[t]
-                    && let Some(&field) = fields.get(*index as usize)
+                    && let Some(field) = fields.get(*index as usize, &f.lists)
                 {
                     return field;
                 }
                 value
             }
             ExprData::Tuple(fields) if !fields.is_empty() => {
+                let fields = f.list(*fields);
                 let mut source: Option<Expr> = None;
                 let mut source_var: Option<Var> = None;
                 for (i, &field) in fields.iter().enumerate() {
@@ -121,8 +122,8 @@ impl Planner {
 pub fn canonicalize(f: &mut RelaxFunction) -> bool {
     let mut p = Planner::default();
     // Plan: walk every sequence's bindings in order.
-    for loc in all_seqs(f) {
-        let s = seq(f, loc).clone();
+    for loc in f.all_seqs() {
+        let s = f.seq(loc).clone();
         for &b in &s.blocks {
             let dataflow = f.blocks[b].dataflow;
             for bd in f.blocks[b].bindings.clone() {
@@ -194,8 +195,8 @@ pub fn canonicalize(f: &mut RelaxFunction) -> bool {
     }
 
     // Apply: drop removed bindings, rename definitions.
-    for loc in all_seqs(f) {
-        for b in seq(f, loc).blocks.clone() {
+    for loc in f.all_seqs() {
+        for b in f.seq(loc).blocks.clone() {
             let before = f.blocks[b].bindings.len();
             f.blocks[b].bindings.retain(|bd| !remove.contains(&bd.var));
             changed |= f.blocks[b].bindings.len() != before;
@@ -220,7 +221,7 @@ pub fn canonicalize(f: &mut RelaxFunction) -> bool {
         v
     };
     let mut use_nodes: Vec<Expr> = Vec::new();
-    crate::walk::for_each_reachable(f, |e, d| {
+    f.for_each_reachable(|e, d| {
         if matches!(d, ExprData::Var(_)) {
             use_nodes.push(e);
         }
@@ -257,19 +258,20 @@ fn note_uses(f: &RelaxFunction, e: Expr, block: Option<Block>, dataflow: bool, p
             }
             ExprData::Function(node) => {
                 // Everything a local function mentions counts as used outside.
-                let mut inner = vec![node.body.body];
-                for &b in &node.body.blocks {
+                let body = f.seq(node.body);
+                let mut inner = vec![body.body];
+                for &b in &body.blocks {
                     inner.extend(f.blocks[b].bindings.iter().map(|bd| bd.value));
                 }
                 while let Some(x) = inner.pop() {
                     if let ExprData::Var(v) = &f.exprs[x] {
                         p.used_outside.insert(*v);
                     }
-                    inner.extend(operands(&f.exprs[x]));
+                    inner.extend(f.operands(x));
                 }
             }
             _ => {}
         }
-        stack.extend(operands(&f.exprs[e]));
+        stack.extend(f.operands(e));
     }
 }

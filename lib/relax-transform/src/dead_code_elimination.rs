@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use relax_ir::{Binding, BindingKind, Expr, ExprData, Func, Global, Module, RelaxFunction};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::walk::{all_blocks, for_each_reachable, operands, tidy_blocks, use_counts};
+use crate::walk::{all_blocks, tidy_blocks, use_counts};
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -47,7 +47,7 @@ impl Pass for DeadCodeElimination {
 /// Globals referenced by a Relax function.
 fn callees(f: &RelaxFunction) -> Vec<Global> {
     let mut out = Vec::new();
-    for_each_reachable(f, |_, d| {
+    f.for_each_reachable(|_, d| {
         if let ExprData::Global(g) = d {
             out.push(*g);
         }
@@ -122,15 +122,15 @@ pub fn has_effect(f: &RelaxFunction, e: Expr, impure_globals: &HashSet<Global>) 
                 }
             }
             ExprData::If { then_branch, else_branch, .. } => {
-                for s in [then_branch, else_branch] {
-                    for &b in &s.blocks {
+                for &s in [then_branch, else_branch] {
+                    for &b in &f.seq(s).blocks {
                         stack.extend(f.blocks[b].bindings.iter().map(|bd| bd.value));
                     }
                 }
             }
             _ => {}
         }
-        stack.extend(operands(&f.exprs[e]));
+        stack.extend(f.operands(e));
     }
     false
 }

@@ -22,7 +22,7 @@ pub fn op(f: &mut RelaxFunction, name: &str) -> Expr {
 /// A call of the op `name` with positional `args`, typed `ty`.
 pub fn call_op(f: &mut RelaxFunction, name: &str, args: Vec<Expr>, sinfo_args: Vec<Ty>, ty: Ty) -> Expr {
     let callee = op(f, name);
-    f.add_expr(ExprData::Call(Call { callee, args, attrs: Attrs::new(), sinfo_args }), Some(ty))
+    f.add_call(callee, args, Attrs::new(), sinfo_args, Some(ty))
 }
 
 /// `R.shape([dims...])`.

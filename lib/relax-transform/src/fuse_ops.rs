@@ -33,8 +33,6 @@ use relax_ir::{Diagnostic, Func, Global, Module};
 use relax_pass::registry::OptionInfo;
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::walk::{SeqLoc, all_seqs, seq};
-
 /// The pass name, as remarks are requested (`--remarks=fuse-ops`).
 pub const NAME: &str = "fuse-ops";
 
@@ -138,10 +136,9 @@ impl FuseOps {
             let Some(mut f) = m.relax(g).cloned() else { continue };
             let mut remap = HashMap::new();
             let mut any_group = false;
-            for loc in all_seqs(&f) {
-                let params = if loc == SeqLoc::Body { f.func.params.clone() } else { Vec::new() };
-                let s = seq(&f, loc).clone();
-                let graph = graph::build(m, &f, &s, &params);
+            for loc in f.all_seqs() {
+                let params = if loc == f.func.body { f.func.params.clone() } else { Vec::new() };
+                let graph = graph::build(m, &f, loc, &params);
                 let part = partition::partition(&graph, self.max_depth, self.fuse);
                 if remarks {
                     remarks::collect(m, &f, &name, &graph, &part, &mut notes);

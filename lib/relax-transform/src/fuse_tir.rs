@@ -115,7 +115,8 @@ fn rewrite_callers(f: &mut RelaxFunction, replaced: &HashMap<Global, Vec<i64>>) 
             let ExprData::Call(call) = f.exprs[bd.value].clone() else { continue };
             let ExprData::Global(g) = f.exprs[call.callee] else { continue };
             let Some(inplace) = replaced.get(&g) else { continue };
-            let new = call_tir(f, g, &call.args, inplace, f.ty_of(bd.value).unwrap_or(f.vars[bd.var].ty));
+            let args = f.list(call.args).to_vec();
+            let new = call_tir(f, g, &args, inplace, f.ty_of(bd.value).unwrap_or(f.vars[bd.var].ty));
             f.exprs[bd.value] = new;
             changed = true;
         }
@@ -141,7 +142,7 @@ fn call_tir(f: &mut RelaxFunction, g: Global, args: &[Expr], inplace: &[i64], ty
     let gexpr = f.add_expr(ExprData::Global(g), Some(object));
     let arg_tys: Vec<relax_ir::Ty> = tensors.iter().map(|&a| f.ty_of(a).unwrap_or(object)).collect();
     let tuple_ty = f.pool.intern_ty(TyData::Tuple(arg_tys));
-    let tuple = f.add_expr(ExprData::Tuple(tensors), Some(tuple_ty));
+    let tuple = f.add_tuple(tensors, Some(tuple_ty));
     let mut call_args = vec![gexpr, tuple];
     if !scalars.is_empty() {
         call_args.push(crate::emit::shape(f, scalars));
@@ -155,5 +156,6 @@ fn call_tir(f: &mut RelaxFunction, g: Global, args: &[Expr], inplace: &[i64], ty
     };
     let op = OpRef::Known(lookup(name).expect("in the op table"));
     let callee = f.add_expr(ExprData::Op(op), None);
-    ExprData::Call(Call { callee, args: call_args, attrs, sinfo_args: vec![ty] })
+    let args = f.new_list(call_args);
+    ExprData::Call(Call { callee, args, attrs, sinfo_args: vec![ty] })
 }

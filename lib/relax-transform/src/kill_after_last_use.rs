@@ -22,12 +22,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::{Binding, Block, Expr, ExprData, Global, Module, RelaxFunction, SeqExpr, TyData, Var};
+use relax_ir::{Binding, Block, Expr, ExprData, Global, Module, RelaxFunction, TyData, Var};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::emit::{self, call_op_name};
 use crate::remove_purity_checking::mark_force_pure;
-use crate::walk::{SeqLoc, all_seqs, operands, seq};
+use relax_ir::Seq;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -60,34 +60,33 @@ pub fn kill_after_last_use(f: &mut RelaxFunction) -> bool {
     let changed = crate::canonicalize_bindings::canonicalize(f);
     let facts = Facts::collect(f);
     // The function each sequence belongs to (`None`: the top-level one).
-    let mut owner: Vec<(SeqLoc, Option<Expr>)> = Vec::new();
-    let find = |owner: &[(SeqLoc, Option<Expr>)], loc: SeqLoc| owner.iter().find(|(l, _)| *l == loc).and_then(|x| x.1);
-    let seqs = all_seqs(f);
+    let mut owner: HashMap<Seq, Option<Expr>> = HashMap::from([(f.func.body, None)]);
+    let seqs = f.all_seqs();
     for &loc in &seqs {
-        let own = match loc {
-            SeqLoc::Body => None,
-            SeqLoc::Local(e) => Some(e),
-            SeqLoc::Then(_) | SeqLoc::Else(_) => find(&owner, loc),
-        };
-        owner.push((loc, own));
-        for &b in &seq(f, loc).blocks {
+        let own = owner.get(&loc).copied().flatten();
+        for &b in &f.seq(loc).blocks {
             for bd in &f.blocks[b].bindings {
-                if matches!(f.exprs[bd.value], ExprData::If { .. }) {
-                    owner.push((SeqLoc::Then(bd.value), own));
-                    owner.push((SeqLoc::Else(bd.value), own));
+                match &f.exprs[bd.value] {
+                    ExprData::If { then_branch, else_branch, .. } => {
+                        owner.insert(*then_branch, own);
+                        owner.insert(*else_branch, own);
+                    }
+                    ExprData::Function(node) => {
+                        owner.insert(node.body, Some(bd.value));
+                    }
+                    _ => {}
                 }
             }
         }
     }
     let mut killed = false;
     for loc in seqs {
-        let s = seq(f, loc).clone();
-        if !kill_in_seq(f, &s, &facts) {
+        if !kill_in_seq(f, loc, &facts) {
             continue;
         }
         killed = true;
         // Kills are effects: a pure function needs `relax.force_pure` to hold them.
-        match find(&owner, loc) {
+        match owner.get(&loc).copied().flatten() {
             None => {
                 let pure = f.func.pure;
                 mark_force_pure(&mut f.func.attrs, pure);
@@ -114,8 +113,8 @@ impl Facts {
     fn collect(f: &RelaxFunction) -> Facts {
         let mut facts = Facts { killed: HashSet::new(), storages: HashSet::new(), constants: HashSet::new() };
         let mut ifs = Vec::new();
-        for loc in all_seqs(f) {
-            for &b in &seq(f, loc).blocks {
+        for loc in f.all_seqs() {
+            for &b in &f.seq(loc).blocks {
                 for bd in &f.blocks[b].bindings {
                     match &f.exprs[bd.value] {
                         ExprData::Const(_) => {
@@ -127,7 +126,7 @@ impl Facts {
                             if STORAGES.contains(&name.as_str()) {
                                 facts.storages.insert(bd.var);
                             } else if KILLS.contains(&name.as_str())
-                                && let Some(ExprData::Var(v)) = c.args.first().map(|&a| &f.exprs[a])
+                                && let Some(ExprData::Var(v)) = f.list(c.args).first().map(|&a| &f.exprs[a])
                             {
                                 facts.killed.insert(*v);
                             }
@@ -141,8 +140,8 @@ impl Facts {
         for &(var, value) in ifs.iter().rev() {
             if let ExprData::If { then_branch, else_branch, .. } = &f.exprs[value] {
                 let is_storage =
-                    |s: &SeqExpr| matches!(f.exprs[s.body], ExprData::Var(v) if facts.storages.contains(&v));
-                if is_storage(then_branch) && is_storage(else_branch) {
+                    |s: Seq| matches!(f.exprs[f.seq(s).body], ExprData::Var(v) if facts.storages.contains(&v));
+                if is_storage(*then_branch) && is_storage(*else_branch) {
                     facts.storages.insert(var);
                 }
             }
@@ -152,7 +151,8 @@ impl Facts {
 }
 
 /// Inserts the kills of the variables bound in `s`; true if any was inserted.
-fn kill_in_seq(f: &mut RelaxFunction, s: &SeqExpr, facts: &Facts) -> bool {
+fn kill_in_seq(f: &mut RelaxFunction, s: Seq, facts: &Facts) -> bool {
+    let s = f.seq(s).clone();
     // Bindings of the sequence in order, with their block.
     let order: Vec<(Block, Var, Expr)> =
         s.blocks.iter().flat_map(|&b| f.blocks[b].bindings.iter().map(move |bd| (b, bd.var, bd.value))).collect();
@@ -226,7 +226,8 @@ fn uses(f: &RelaxFunction, e: Expr) -> Vec<Var> {
         match &f.exprs[x] {
             ExprData::Var(v) => out.push(*v),
             ExprData::If { then_branch, else_branch, .. } => {
-                for s in [then_branch, else_branch] {
+                for &s in [then_branch, else_branch] {
+                    let s = f.seq(s);
                     stack.push(s.body);
                     for &b in &s.blocks {
                         stack.extend(f.blocks[b].bindings.iter().map(|bd| bd.value));
@@ -234,14 +235,15 @@ fn uses(f: &RelaxFunction, e: Expr) -> Vec<Var> {
                 }
             }
             ExprData::Function(node) => {
-                stack.push(node.body.body);
-                for &b in &node.body.blocks {
+                let body = f.seq(node.body);
+                stack.push(body.body);
+                for &b in &body.blocks {
                     stack.extend(f.blocks[b].bindings.iter().map(|bd| bd.value));
                 }
             }
             _ => {}
         }
-        stack.extend(operands(&f.exprs[x]));
+        stack.extend(f.operands(x));
     }
     out
 }

@@ -19,7 +19,7 @@ use relax_ir::{Binding, DataType, ExprData, Global, Module, PrimExpr, RelaxFunct
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::emit::{self, NameSupply, call_op_name};
-use crate::walk::{SeqLoc, seq};
+use relax_ir::Seq;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -47,7 +47,8 @@ impl Pass for LowerAllocTensor {
 /// Runs the pass on one function.
 pub fn lower_alloc_tensor(f: &mut RelaxFunction) -> Result<bool, Vec<Diagnostic>> {
     let mut cx = Cx { names: NameSupply::new(), changed: false, errors: Vec::new() };
-    cx.seq(f, SeqLoc::Body);
+    let body = f.func.body;
+    cx.seq(f, body);
     if cx.errors.is_empty() { Ok(cx.changed) } else { Err(cx.errors) }
 }
 
@@ -60,19 +61,15 @@ struct Cx {
 impl Cx {
     /// Lowers the sequence at `loc`, nested sequences when their binding is reached
     /// (TVM's visiting order, which decides the names).
-    fn seq(&mut self, f: &mut RelaxFunction, loc: SeqLoc) {
-        for b in seq(f, loc).blocks.clone() {
+    fn seq(&mut self, f: &mut RelaxFunction, loc: Seq) {
+        for b in f.seq(loc).blocks.clone() {
             let dataflow = f.blocks[b].dataflow;
             let bindings = std::mem::take(&mut f.blocks[b].bindings);
             let mut out = Vec::with_capacity(bindings.len());
             for bd in bindings {
-                match &f.exprs[bd.value] {
-                    ExprData::If { .. } => {
-                        self.seq(f, SeqLoc::Then(bd.value));
-                        self.seq(f, SeqLoc::Else(bd.value));
-                    }
-                    ExprData::Function(_) => self.seq(f, SeqLoc::Local(bd.value)),
-                    _ => {}
+                let nested: Vec<Seq> = f.exprs[bd.value].nested_seqs().collect();
+                for s in nested {
+                    self.seq(f, s);
                 }
                 if call_op_name(f, bd.value).as_deref() != Some("relax.builtin.alloc_tensor") {
                     out.push(bd);
@@ -112,7 +109,8 @@ fn lower(
             ),
         ));
     }
-    let (shape_arg, dtype_arg, dev, scope) = (call.args[0], call.args[1], call.args[2], call.args[3]);
+    let (shape_arg, dtype_arg, dev, scope) =
+        (f.list(call.args)[0], f.list(call.args)[1], f.list(call.args)[2], f.list(call.args)[3]);
     let dims: Vec<PrimExpr> = match &f.exprs[shape_arg] {
         ExprData::Shape(d) => d.clone(),
         _ => match f.ty_of(shape_arg).map(|t| f.pool.ty(t).clone()) {

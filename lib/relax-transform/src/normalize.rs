@@ -14,7 +14,7 @@ use relax_ir::diag::Diagnostic;
 use relax_ir::{Binding, BindingKind, Expr, ExprData, Global, Module, RelaxFunction, TyData};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::walk::{all_seqs, seq, seq_mut, tidy_blocks};
+use crate::walk::tidy_blocks;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -56,8 +56,8 @@ pub fn normalize(f: &mut RelaxFunction) -> Result<bool, Vec<Diagnostic>> {
 pub fn normalize_in(f: &mut RelaxFunction, m: Option<&Module>) -> Result<bool, Vec<Diagnostic>> {
     let mut changed = false;
     let mut counter = 0u32;
-    for loc in all_seqs(f) {
-        for b in seq(f, loc).blocks.clone() {
+    for loc in f.all_seqs() {
+        for b in f.seq(loc).blocks.clone() {
             let dataflow = f.blocks[b].dataflow;
             let bindings = std::mem::take(&mut f.blocks[b].bindings);
             let mut out: Vec<Binding> = Vec::with_capacity(bindings.len());
@@ -68,12 +68,12 @@ pub fn normalize_in(f: &mut RelaxFunction, m: Option<&Module>) -> Result<bool, V
             f.blocks[b].bindings = out;
         }
         // The result must be a leaf too.
-        let body = seq(f, loc).body;
+        let body = f.seq(loc).body;
         if !f.is_leaf(body) {
             let mut extra = Vec::new();
             let leaf = bind_fresh(f, body, false, &mut extra, &mut counter);
             let nb = f.blocks.push(relax_ir::BlockData { dataflow: false, bindings: extra });
-            let s = seq_mut(f, loc);
+            let s = f.seq_mut(loc);
             s.blocks.push(nb);
             s.body = leaf;
             changed = true;
@@ -95,14 +95,7 @@ pub fn normalize_in(f: &mut RelaxFunction, m: Option<&Module>) -> Result<bool, V
 /// Binds non-leaf operands of `e` (recursively) to fresh variables appended to `out`.
 fn flatten_operands(f: &mut RelaxFunction, e: Expr, dataflow: bool, out: &mut Vec<Binding>, counter: &mut u32) -> bool {
     let mut changed = false;
-    let ops: Vec<Expr> = match &f.exprs[e] {
-        ExprData::Call(c) => std::iter::once(c.callee).chain(c.args.iter().copied()).collect(),
-        ExprData::Tuple(fields) => fields.clone(),
-        ExprData::GetItem { tuple, .. } => vec![*tuple],
-        ExprData::If { cond, .. } => vec![*cond],
-        _ => return false,
-    };
-    for op in ops {
+    for op in f.operands(e) {
         if matches!(f.exprs[op], ExprData::Tuple(_)) {
             changed |= flatten_operands(f, op, dataflow, out, counter);
             continue;
@@ -137,28 +130,15 @@ fn bind_fresh(f: &mut RelaxFunction, value: Expr, dataflow: bool, out: &mut Vec<
 }
 
 fn replace_operand(f: &mut RelaxFunction, e: Expr, old: Expr, new: Expr) {
-    let swap = |x: &mut Expr| {
-        if *x == old {
-            *x = new;
-        }
-    };
-    match &mut f.exprs[e] {
-        ExprData::Call(c) => {
-            swap(&mut c.callee);
-            c.args.iter_mut().for_each(swap);
-        }
-        ExprData::Tuple(fields) => fields.iter_mut().for_each(swap),
-        ExprData::GetItem { tuple, .. } => swap(tuple),
-        ExprData::If { cond, .. } => swap(cond),
-        _ => {}
-    }
+    let RelaxFunction { exprs, lists, .. } = f;
+    exprs[e].map_operands(lists, |x| if x == old { new } else { x });
 }
 
 /// Gives a type to reachable expressions that lack one, when it follows from operands.
 fn fill_types(f: &mut RelaxFunction) -> bool {
     let mut changed = false;
     let mut order: Vec<Expr> = Vec::new();
-    crate::walk::for_each_reachable(f, |e, _| order.push(e));
+    f.for_each_reachable(|e, _| order.push(e));
     // Operands come after their users in the walk; type them first.
     for &e in order.iter().rev() {
         if f.ty_of(e).is_some() || matches!(f.exprs[e], ExprData::Op(_)) {
@@ -167,7 +147,7 @@ fn fill_types(f: &mut RelaxFunction) -> bool {
         let ty = match f.exprs[e].clone() {
             ExprData::Var(v) => Some(f.vars[v].ty),
             ExprData::Tuple(fields) => {
-                let tys: Option<Vec<_>> = fields.iter().map(|&x| f.ty_of(x)).collect();
+                let tys: Option<Vec<_>> = f.list(fields).iter().map(|&x| f.ty_of(x)).collect();
                 tys.map(|t| f.pool.intern_ty(TyData::Tuple(t)))
             }
             ExprData::GetItem { tuple, index } => match f.ty_of(tuple).map(|t| f.pool.ty(t).clone()) {

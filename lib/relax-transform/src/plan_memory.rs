@@ -23,12 +23,11 @@ pub mod rewrite;
 pub mod tokens;
 
 use relax_ir::diag::Diagnostic;
-use relax_ir::{AttrValue, ExprData, Global, Module, RelaxFunction};
+use relax_ir::{AttrValue, Global, Module, RelaxFunction};
 use relax_pass::registry::OptionInfo;
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::emit::NameSupply;
-use crate::walk::SeqLoc;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -139,7 +138,7 @@ pub fn plan_function(
     let bounds = bounds::read_bounds(f, name, warnings)?;
     let dynamic = f.func.attrs.get(PLAN_DYNAMIC_OUTPUT).and_then(AttrValue::as_bool) == Some(true);
     let mut names = NameSupply::new();
-    let mut todo = vec![SeqLoc::Body];
+    let mut todo = vec![f.func.body];
     let mut changed = false;
     while let Some(root) = todo.pop() {
         let unit = tokens::collect(m, f, &bounds, root);
@@ -160,13 +159,7 @@ pub fn plan_function(
             )]);
         }
         // Local functions are planned on their own, after their enclosing body.
-        todo.extend(
-            unit.locals
-                .iter()
-                .rev()
-                .copied()
-                .filter(|l| matches!(l, SeqLoc::Local(e) if matches!(f.exprs[*e], ExprData::Function(_)))),
-        );
+        todo.extend(unit.locals.iter().rev().copied());
     }
     if dynamic {
         f.func.attrs.remove(PLAN_DYNAMIC_OUTPUT);

@@ -14,7 +14,7 @@ use relax_ir::op::{OpRef, lookup};
 use relax_ir::{AttrValue, Attrs, Call, ExprData, Global, Module, RelaxFunction};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::walk::{all_blocks, for_each_reachable};
+use crate::walk::all_blocks;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -47,7 +47,7 @@ pub fn remove_purity_checking(f: &mut RelaxFunction) -> bool {
     let mut changed = mark_force_pure(&mut f.func.attrs, f.func.pure);
     // Local functions.
     let mut locals = Vec::new();
-    for_each_reachable(f, |e, d| {
+    f.for_each_reachable(|e, d| {
         if matches!(d, ExprData::Function(_)) {
             locals.push(e);
         }
@@ -72,7 +72,13 @@ pub fn remove_purity_checking(f: &mut RelaxFunction) -> bool {
         let new = match op.name() {
             "relax.call_pure_packed" | "relax.call_inplace_packed" if !call.args.is_empty() => {
                 let attrs = if op.name() == "relax.call_pure_packed" { call.attrs.clone() } else { Attrs::new() };
-                Call { callee: call.args[0], args: call.args[1..].to_vec(), attrs, sinfo_args: call.sinfo_args }
+                let args = f.list(call.args).to_vec();
+                Call {
+                    callee: args[0],
+                    args: f.new_list(args[1..].iter().copied()),
+                    attrs,
+                    sinfo_args: call.sinfo_args,
+                }
             }
             "relax.invoke_pure_closure" => {
                 let op =

@@ -97,12 +97,12 @@ fn reshape_of(m: &Module, f: &RelaxFunction, value: Expr) -> Option<(Expr, Vec<P
     if emit::callee_op_name(f, call).as_deref() != Some("relax.call_tir") || call.args.len() < 2 {
         return None;
     }
-    let ExprData::Global(g) = f.exprs[call.args[0]] else { return None };
+    let ExprData::Global(g) = f.exprs[f.list(call.args)[0]] else { return None };
     let Func::Prim(pf) = &m.globals.get(g)?.func else { return None };
-    let ExprData::Tuple(fields) = &f.exprs[call.args[1]] else { return None };
+    let ExprData::Tuple(fields) = &f.exprs[f.list(call.args)[1]] else { return None };
     let used: Vec<usize> = (0..fields.len()).filter(|&i| param_buffer_used(pf, i)).collect();
     let [i] = used[..] else { return None };
-    let arg = fields[i];
+    let arg = f.list(fields)[i];
     if !has_reshape_pattern(pf) {
         return None;
     }

@@ -21,19 +21,20 @@ fn binds_nested_calls_and_merges_blocks() {
     let g = m.lookup("main").unwrap();
     let Func::Relax(f) = &mut m.globals[g].func else { panic!() };
     // Inline `y`'s call into `z`'s argument and drop `y`'s binding: `z = R.exp(R.add(x, x))`.
-    let b = f.func.body.blocks[0];
+    let b = f.body().blocks[0];
     let y = f.blocks[b].bindings.remove(0);
     let z_value = f.blocks[b].bindings[0].value;
     let ExprData::Call(call) = &mut f.exprs[z_value] else { panic!() };
-    call.args[0] = y.value;
+    call.args.as_mut_slice(&mut f.lists)[0] = y.value;
     // Split the block in two, with an empty block in between.
     let rest = f.blocks[b].bindings.split_off(0);
     let empty = f.blocks.push(relax_ir::BlockData { dataflow: false, bindings: Vec::new() });
     let tail = f.blocks.push(relax_ir::BlockData { dataflow: false, bindings: rest });
-    f.func.body.blocks = vec![b, empty, tail];
+    let body = f.func.body;
+    f.seq_mut(body).blocks = vec![b, empty, tail];
 
     assert!(normalize(f).expect("no type errors"));
-    assert_eq!(f.func.body.blocks.len(), 1, "blocks are merged and empty ones dropped");
+    assert_eq!(f.body().blocks.len(), 1, "blocks are merged and empty ones dropped");
     let text = relax_ir::printer::print_module(&m);
     assert!(text.contains("lv: R.Tensor((4,), dtype=\"float32\") = R.add(x, x)"), "{text}");
     assert!(text.contains("z: R.Tensor((4,), dtype=\"float32\") = R.exp(lv)"), "{text}");
@@ -101,7 +102,7 @@ fn keeps_annotations_and_reports_type_errors() {
     let g = m.lookup("main").unwrap();
     // A less precise annotation stays.
     let f = m.relax_mut(g).unwrap();
-    let b = f.func.body.blocks[0];
+    let b = f.body().blocks[0];
     let q = f.blocks[b].bindings[1].var;
     let loose = f.pool.intern_ty(TyData::tensor_ndim(2, relax_ir::DataType::FLOAT32));
     f.vars[q].ty = loose;

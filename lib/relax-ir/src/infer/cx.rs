@@ -130,7 +130,7 @@ impl<'a> OpCx<'a> {
 
     /// The `i`-th Relax argument.
     pub fn arg(&self, i: usize) -> Option<Expr> {
-        self.call.args.get(i).copied()
+        self.call.args.get(i, &self.f.lists)
     }
 
     /// The name of the `i`-th Relax parameter of the op (for messages).
@@ -272,7 +272,7 @@ impl<'a> OpCx<'a> {
     pub fn prim_tuple_arg(&mut self, i: usize) -> Option<Vec<PrimExpr>> {
         let a = self.arg(i)?;
         if let ExprData::Tuple(fields) = &self.f.exprs[a] {
-            let fields = fields.clone();
+            let fields = self.f.list(*fields).to_vec();
             return fields.iter().map(|&x| self.prim_of(x)).collect();
         }
         let t = self.f.ty_of(a)?;

@@ -2,9 +2,10 @@
 //! recomputes bottom-up and what passes call when they emit a binding.
 
 use crate::arith::Analyzer;
+use crate::entities::Seq;
 use crate::entities::{Expr, Ty};
 use crate::module::{ConstPayload, Func, Module};
-use crate::relax::{ExprData, RelaxFunction, SeqExpr};
+use crate::relax::{ExprData, RelaxFunction};
 use crate::ty::TyData;
 
 use super::call::{CalleeSig, derive_call};
@@ -17,6 +18,7 @@ pub fn infer_leaf(f: &mut RelaxFunction, e: Expr) -> Option<Ty> {
     Some(match f.exprs[e].clone() {
         ExprData::Var(v) => f.vars[v].ty,
         ExprData::Tuple(fields) => {
+            let fields = f.list(fields).to_vec();
             let tys: Option<Vec<Ty>> = fields.iter().map(|&x| f.ty_of(x).or_else(|| infer_leaf(f, x))).collect();
             f.pool.intern_ty(TyData::Tuple(tys?))
         }
@@ -116,7 +118,8 @@ pub fn infer_expr(f: &mut RelaxFunction, e: Expr, m: Option<&Module>, an: &Analy
                             param_vars: &callee.func.params,
                             ret: callee.func.ret,
                         };
-                        derive_call(f, sig, &call.args, an).map(Some)
+                        let args = f.list(call.args).to_vec();
+                        derive_call(f, sig, &args, an).map(Some)
                     }
                     Some(Func::Prim(_)) => Ok(Some(f.pool.intern_ty(TyData::void()))),
                     _ => Ok(f.ty_of(e)),
@@ -128,7 +131,8 @@ pub fn infer_expr(f: &mut RelaxFunction, e: Expr, m: Option<&Module>, an: &Analy
                     TyData::Callable { params: Some(params), ret, .. } => {
                         let name = f.vars[v].name.clone();
                         let sig = CalleeSig { name: &name, pool: None, params: &params, param_vars: &[], ret };
-                        derive_call(f, sig, &call.args, an).map(Some)
+                        let args = f.list(call.args).to_vec();
+                        derive_call(f, sig, &args, an).map(Some)
                     }
                     TyData::Callable { params: None, ret, .. } => Ok(Some(ret)),
                     _ => Ok(f.ty_of(e)),
@@ -137,7 +141,7 @@ pub fn infer_expr(f: &mut RelaxFunction, e: Expr, m: Option<&Module>, an: &Analy
             _ => Ok(f.ty_of(e)),
         },
         ExprData::If { then_branch, else_branch, .. } => {
-            let (Some(a), Some(b)) = (seq_ty(f, &then_branch), seq_ty(f, &else_branch)) else { return Ok(None) };
+            let (Some(a), Some(b)) = (seq_ty(f, then_branch), seq_ty(f, else_branch)) else { return Ok(None) };
             Ok(Some(lca(&mut f.pool, a, b, an)))
         }
         ExprData::Function(node) => {
@@ -148,6 +152,6 @@ pub fn infer_expr(f: &mut RelaxFunction, e: Expr, m: Option<&Module>, an: &Analy
 }
 
 /// The type of a sequence's result.
-fn seq_ty(f: &RelaxFunction, s: &SeqExpr) -> Option<Ty> {
-    f.ty_of(s.body)
+fn seq_ty(f: &RelaxFunction, s: Seq) -> Option<Ty> {
+    f.ty_of(f.seq(s).body)
 }

@@ -2,9 +2,10 @@
 //! call when they emit a binding.
 
 use crate::arith::Analyzer;
+use crate::entities::Seq;
 use crate::entities::{Expr, Ty};
 use crate::module::Module;
-use crate::relax::{BindingKind, ExprData, RelaxFunction, SeqExpr};
+use crate::relax::{BindingKind, RelaxFunction};
 use crate::ty::TyData;
 
 use super::{InferError, infer_expr};
@@ -23,8 +24,8 @@ pub fn retype_function(
     an: &Analyzer,
 ) -> Result<bool, Vec<(Expr, InferError)>> {
     let mut cx = Retyper { m, an, changed: false, errors: Vec::new() };
-    let body = f.func.body.clone();
-    cx.seq(f, &body);
+    let body = f.func.body;
+    cx.seq(f, body);
     if cx.errors.is_empty() { Ok(cx.changed) } else { Err(cx.errors) }
 }
 
@@ -55,8 +56,9 @@ struct Retyper<'a> {
 }
 
 impl Retyper<'_> {
-    fn seq(&mut self, f: &mut RelaxFunction, s: &SeqExpr) {
-        for &b in &s.blocks {
+    fn seq(&mut self, f: &mut RelaxFunction, s: Seq) {
+        let blocks = f.seq(s).blocks.clone();
+        for b in blocks {
             let bindings = f.blocks[b].bindings.clone();
             for bd in bindings {
                 self.expr(f, bd.value, false);
@@ -73,32 +75,19 @@ impl Retyper<'_> {
                 }
             }
         }
-        self.expr(f, s.body, false);
+        let body = f.seq(s).body;
+        self.expr(f, body, false);
     }
 
     /// Types `e` after its operands; with `only_untyped`, operands that already have a
     /// type are trusted.
     fn expr(&mut self, f: &mut RelaxFunction, e: Expr, only_untyped: bool) {
-        let data = f.exprs[e].clone();
-        match &data {
-            ExprData::Call(c) => {
-                for &x in std::iter::once(&c.callee).chain(&c.args) {
-                    self.operand(f, x, only_untyped);
-                }
-            }
-            ExprData::Tuple(fields) => {
-                for &x in fields {
-                    self.operand(f, x, only_untyped);
-                }
-            }
-            ExprData::GetItem { tuple, .. } => self.operand(f, *tuple, only_untyped),
-            ExprData::If { cond, then_branch, else_branch } => {
-                self.operand(f, *cond, only_untyped);
-                self.seq(f, then_branch);
-                self.seq(f, else_branch);
-            }
-            ExprData::Function(node) => self.seq(f, &node.body),
-            _ => {}
+        // Operands first, then nested sequences (an `if`'s condition before its branches).
+        for x in f.operands(e) {
+            self.operand(f, x, only_untyped);
+        }
+        for s in f.exprs[e].nested_seqs() {
+            self.seq(f, s);
         }
         match infer_expr(f, e, self.m, self.an) {
             Ok(Some(t)) => {

@@ -31,24 +31,7 @@ impl Fx {
         let mut pool = Pool::new();
         let n = pool.new_var("n", DataType::INT64);
         let m = pool.new_var("m", DataType::INT64);
-        let f = RelaxFunction {
-            pool,
-            vars: Default::default(),
-            exprs: Default::default(),
-            expr_ty: Default::default(),
-            blocks: Default::default(),
-            func: crate::relax::FunctionNode {
-                params: Vec::new(),
-                ret: <Ty as relax_entity::EntityRef>::new(0),
-                body: crate::relax::SeqExpr {
-                    blocks: Vec::new(),
-                    body: <crate::entities::Expr as relax_entity::EntityRef>::new(0),
-                },
-                attrs: Attrs::new(),
-                pure: true,
-            },
-            spans: Default::default(),
-        };
+        let f = RelaxFunction { pool, ..RelaxFunction::new() };
         Fx { f, n, m }
     }
     fn c(&mut self, v: i64) -> PrimExpr {
@@ -93,6 +76,7 @@ impl Fx {
         for (k, v) in attrs {
             a.set(k, v.clone());
         }
+        let args = self.f.new_list(args);
         let call = Call { callee, args, attrs: a, sinfo_args: Vec::new() };
         match infer_op(&mut self.f, &call, &Analyzer::new()) {
             Ok(Some(t)) => Ok(self.show(t)),
@@ -405,7 +389,7 @@ fn unknown_ops_and_sinfo_args() {
     // call_pure_packed without sinfo_args is `R.Object`.
     assert_eq!(x.infer("relax.call_pure_packed", vec![a], &[]).unwrap(), "R.Object");
     let callee = x.f.add_expr(ExprData::Op(OpRef::Custom("relax.my_op".into())), None);
-    let call = Call { callee, args: vec![], attrs: Attrs::new(), sinfo_args: vec![] };
+    let call = Call { callee, args: crate::relax::ExprList::new(), attrs: Attrs::new(), sinfo_args: vec![] };
     assert_eq!(infer_op(&mut x.f, &call, &Analyzer::new()).unwrap(), None);
 }
 

@@ -25,9 +25,10 @@ use super::out::{Buf, Line, Usage};
 use super::prim_expr::{Mode, Names};
 use super::span_map::{NameKey, SpanKey};
 use super::types::{TyOpts, write_ty};
+use crate::entities::Seq;
 use crate::entities::{Block, Global, SymVar, Ty, Var};
 use crate::module::Func;
-use crate::relax::{Binding, BindingKind, ExprData, FunctionNode, RelaxFunction, SeqExpr};
+use crate::relax::{Binding, BindingKind, ExprData, FunctionNode, RelaxFunction};
 use crate::ty::TyData;
 
 /// Nesting deeper than this (local functions, `if`, nested expressions) prints `...`.
@@ -168,7 +169,7 @@ impl<'a, 'c> RelaxPrinter<'a, 'c> {
             b.str_line(indent + 4, "...");
             b
         } else {
-            self.seq(&node.body, indent + 4, Tail::Return)
+            self.seq(node.body, indent + 4, Tail::Return)
         };
         self.depth -= 1;
         let frame = self.frames.pop().unwrap_or_default();
@@ -183,9 +184,13 @@ impl<'a, 'c> RelaxPrinter<'a, 'c> {
     }
 
     /// The blocks of a sequence and its result, in a new scope.
-    pub(super) fn seq(&mut self, seq: &SeqExpr, indent: usize, tail: Tail<'_>) -> Buf {
-        self.namer.push();
+    pub(super) fn seq(&mut self, seq: Seq, indent: usize, tail: Tail<'_>) -> Buf {
         let mut out = Buf::new();
+        let Some(seq) = self.f.seqs.get(seq) else {
+            out.str_line(indent, &format!("# <invalid {seq:?}>"));
+            return out;
+        };
+        self.namer.push();
         for &b in &seq.blocks {
             self.block(&mut out, b, indent);
         }
@@ -256,10 +261,10 @@ impl<'a, 'c> RelaxPrinter<'a, 'c> {
                     out.str_line(indent + 4, "...");
                 } else {
                     self.depth += 1;
-                    let t = self.seq(then_branch, indent + 4, Tail::Assign(&name, &ann));
+                    let t = self.seq(*then_branch, indent + 4, Tail::Assign(&name, &ann));
                     out.append(t);
                     out.str_line(indent, "else:");
-                    let e = self.seq(else_branch, indent + 4, Tail::Assign(&name, &ann));
+                    let e = self.seq(*else_branch, indent + 4, Tail::Assign(&name, &ann));
                     out.append(e);
                     self.depth -= 1;
                 }
@@ -450,7 +455,8 @@ fn referenced_vars(f: &RelaxFunction) -> std::collections::HashSet<Var> {
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<crate::entities::Expr> = Vec::new();
     // The outputs of a dataflow block are referred to by its `R.output(...)`.
-    let push_seq = |stack: &mut Vec<crate::entities::Expr>, out: &mut std::collections::HashSet<Var>, seq: &SeqExpr| {
+    let push_seq = |stack: &mut Vec<crate::entities::Expr>, out: &mut std::collections::HashSet<Var>, seq: Seq| {
+        let Some(seq) = f.seqs.get(seq) else { return };
         for &b in &seq.blocks {
             if let Some(block) = f.blocks.get(b) {
                 stack.extend(block.bindings.iter().map(|bind| bind.value));
@@ -462,7 +468,7 @@ fn referenced_vars(f: &RelaxFunction) -> std::collections::HashSet<Var> {
         }
         stack.push(seq.body);
     };
-    push_seq(&mut stack, &mut out, &f.func.body);
+    push_seq(&mut stack, &mut out, f.func.body);
     while let Some(e) = stack.pop() {
         if !seen.insert(e) {
             continue;
@@ -473,16 +479,16 @@ fn referenced_vars(f: &RelaxFunction) -> std::collections::HashSet<Var> {
             }
             Some(ExprData::Call(c)) => {
                 stack.push(c.callee);
-                stack.extend(c.args.iter().copied());
+                stack.extend(f.lists.get(c.args).unwrap_or_default().iter().copied());
             }
-            Some(ExprData::Tuple(fields)) => stack.extend(fields.iter().copied()),
+            Some(ExprData::Tuple(fields)) => stack.extend(f.lists.get(*fields).unwrap_or_default().iter().copied()),
             Some(ExprData::GetItem { tuple, .. }) => stack.push(*tuple),
             Some(ExprData::If { cond, then_branch, else_branch }) => {
                 stack.push(*cond);
-                push_seq(&mut stack, &mut out, then_branch);
-                push_seq(&mut stack, &mut out, else_branch);
+                push_seq(&mut stack, &mut out, *then_branch);
+                push_seq(&mut stack, &mut out, *else_branch);
             }
-            Some(ExprData::Function(node)) => push_seq(&mut stack, &mut out, &node.body),
+            Some(ExprData::Function(node)) => push_seq(&mut stack, &mut out, node.body),
             _ => {}
         }
     }

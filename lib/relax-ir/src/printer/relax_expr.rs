@@ -64,7 +64,12 @@ fn op_text(op: &OpRef) -> String {
     }
 }
 
-impl RelaxPrinter<'_, '_> {
+impl<'a> RelaxPrinter<'a, '_> {
+    /// The items of a list; an invalid handle reads as empty (the verifier reports it).
+    fn list(&self, l: crate::relax::ExprList) -> &'a [Expr] {
+        self.f.lists.get(l).unwrap_or_default()
+    }
+
     /// Appends expression `e`, recording its span.
     pub(super) fn expr(&mut self, line: &mut Line, e: Expr, pos: Pos) {
         if self.depth > MAX_DEPTH {
@@ -102,6 +107,7 @@ impl RelaxPrinter<'_, '_> {
                 }
                 ExprData::Call(c) => self.call(line, c),
                 ExprData::Tuple(fields) => {
+                    let fields = self.list(*fields);
                     if fields.is_empty() {
                         line.push("R.tuple()");
                     } else {
@@ -198,7 +204,7 @@ impl RelaxPrinter<'_, '_> {
                 line.push("R.call_packed(");
                 line.push(&quote(s));
                 let mut first = false;
-                self.args(line, &c.args, &mut first);
+                self.args(line, self.list(c.args), &mut first);
                 self.attrs_and_sinfo(line, c, &mut first);
                 line.push(")");
             }
@@ -206,7 +212,7 @@ impl RelaxPrinter<'_, '_> {
                 self.expr(line, c.callee, Pos::Inner);
                 line.push("(");
                 let mut first = true;
-                self.args(line, &c.args, &mut first);
+                self.args(line, self.list(c.args), &mut first);
                 self.attrs_and_sinfo(line, c, &mut first);
                 line.push(")");
             }
@@ -269,17 +275,17 @@ impl RelaxPrinter<'_, '_> {
                 let ParamRole::Arg { kind, .. } = p.role else { continue };
                 match kind {
                     ArgKind::FormatStr => {
-                        if let Some(&a) = c.args.get(i) {
+                        if let Some(&a) = self.list(c.args).get(i) {
                             format = Some(a);
                             i += 1;
                         }
                     }
                     ArgKind::Variadic => {
-                        positional.extend(c.args.iter().skip(i).copied());
-                        i = c.args.len();
+                        positional.extend(self.list(c.args).iter().skip(i).copied());
+                        i = self.list(c.args).len();
                     }
                     _ => {
-                        if let Some(&a) = c.args.get(i) {
+                        if let Some(&a) = self.list(c.args).get(i) {
                             positional.push(a);
                             i += 1;
                         }
@@ -287,7 +293,7 @@ impl RelaxPrinter<'_, '_> {
                 }
             }
         }
-        positional.extend(c.args.iter().skip(i).copied());
+        positional.extend(self.list(c.args).iter().skip(i).copied());
         let mut first = true;
         self.args(line, &positional, &mut first);
         if let Some(fmt) = format {
@@ -303,7 +309,7 @@ impl RelaxPrinter<'_, '_> {
     /// the op's three attributes; false (nothing printed) when they are not all there.
     fn hint_on_device(&mut self, line: &mut Line, c: &Call) -> bool {
         let (Some(AttrValue::Int(t)), Some(AttrValue::Int(i)), Some(AttrValue::Str(scope)), [data]) =
-            (c.attrs.get("device_type"), c.attrs.get("index"), c.attrs.get("memory_scope"), c.args.as_slice())
+            (c.attrs.get("device_type"), c.attrs.get("index"), c.attrs.get("memory_scope"), self.list(c.args))
         else {
             return false;
         };
@@ -321,10 +327,10 @@ impl RelaxPrinter<'_, '_> {
         line.push(&op_text(op));
         line.push("(");
         let mut first = true;
-        let head = c.args.len().min(2);
-        self.args(line, &c.args[..head], &mut first);
-        if c.args.len() > 3 {
-            self.args(line, &c.args[3..], &mut first);
+        let head = self.list(c.args).len().min(2);
+        self.args(line, &self.list(c.args)[..head], &mut first);
+        if self.list(c.args).len() > 3 {
+            self.args(line, &self.list(c.args)[3..], &mut first);
         }
         if !c.sinfo_args.is_empty() {
             Self::sep(line, &mut first);
@@ -363,7 +369,7 @@ impl RelaxPrinter<'_, '_> {
             self.usage.scan(&s);
             line.push(&s);
         }
-        if let Some(&tv) = c.args.get(2) {
+        if let Some(&tv) = self.list(c.args).get(2) {
             Self::sep(line, &mut first);
             line.push("tir_vars=");
             self.expr(line, tv, Pos::Inner);

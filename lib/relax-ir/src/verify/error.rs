@@ -11,7 +11,7 @@ use relax_entity::EntityRef;
 use crate::diag::Diagnostic;
 use crate::entities::{Block, Buffer, Expr, Global, Stmt, SymVar, Var};
 use crate::module::{Func, Module};
-use crate::relax::{ExprData, RelaxFunction, SeqExpr};
+use crate::relax::{ExprData, RelaxFunction};
 use crate::span::Span;
 use crate::tir::{PrimFunc, StmtData};
 
@@ -133,26 +133,24 @@ fn enclosing_binding_var(f: &RelaxFunction, target: Expr) -> Option<Var> {
             if std::mem::replace(&mut seen[e.index()], true) {
                 continue;
             }
+            // The IR may be broken here (this finds where to report an error): bad list
+            // and sequence handles are skipped.
             match data {
                 ExprData::Call(c) => {
                     stack.push(c.callee);
-                    stack.extend(c.args.iter().copied());
+                    stack.extend(f.lists.get(c.args).unwrap_or_default());
                 }
-                ExprData::Tuple(fields) => stack.extend(fields.iter().copied()),
+                ExprData::Tuple(fields) => stack.extend(f.lists.get(*fields).unwrap_or_default()),
                 ExprData::GetItem { tuple, .. } => stack.push(*tuple),
                 ExprData::If { cond, then_branch, else_branch } => {
                     stack.push(*cond);
-                    stack.extend(seq_results(then_branch, else_branch));
+                    stack.extend([then_branch, else_branch].into_iter().filter_map(|&s| f.seqs.get(s)).map(|s| s.body));
                 }
                 _ => {}
             }
         }
     }
     None
-}
-
-fn seq_results(a: &SeqExpr, b: &SeqExpr) -> [Expr; 2] {
-    [a.body, b.body]
 }
 
 fn tir_span(f: &PrimFunc, entity: Entity) -> Span {

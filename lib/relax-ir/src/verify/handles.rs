@@ -6,12 +6,12 @@
 
 use relax_entity::EntityRef;
 
-use crate::entities::{Buffer, Expr, Global, PrimExpr, Stmt, SymVar, Ty, Var};
+use crate::entities::{Buffer, Expr, Global, PrimExpr, Seq, Stmt, SymVar, Ty, Var};
 use crate::module::{ExternFunc, Module};
 use crate::op::{OPS, OpRef};
 use crate::pool::Pool;
 use crate::prim::PrimExprData;
-use crate::relax::{BindingKind, ExprData, FunctionNode, RelaxFunction, SeqExpr};
+use crate::relax::{BindingKind, ExprData, ExprList, FunctionNode, RelaxFunction};
 use crate::tir::{AttrNode, BufferRegion, PrimFunc, StmtData};
 use crate::ty::{TensorShape, TyData};
 
@@ -34,6 +34,21 @@ impl Cx<'_> {
         self.out.push(VerifyError::new(Some(self.g), entity, message).with_note(FOREIGN));
     }
 
+    /// Checks that an operand list lies within the function's list pool.
+    fn list(&mut self, at: Entity, owner: &str, f: &RelaxFunction, l: ExprList) -> Vec<Expr> {
+        match f.lists.get(l) {
+            Some(items) => items.to_vec(),
+            None => {
+                let (fname, n) = (self.fname, f.lists.capacity_used());
+                self.err(
+                    at,
+                    format!("{owner} refers to operand list `{l:?}`, which is out of range (function `{fname}` has {n} list slots)"),
+                );
+                Vec::new()
+            }
+        }
+    }
+
     fn range<K: EntityRef + std::fmt::Debug>(&mut self, at: Entity, owner: &str, k: K, len: usize, what: &str) {
         if k.index() >= len {
             let fname = self.fname;
@@ -53,6 +68,14 @@ pub(super) fn check_relax(m: &Module, g: Global, fname: &str, f: &RelaxFunction,
     let mut cx = Cx { g, fname, out, ok: true };
     check_pool(&mut cx, &f.pool, Some(f.vars.len()), None);
     let (nv, ne, nb, nt) = (f.vars.len(), f.exprs.len(), f.blocks.len(), f.pool.tys.len());
+    let ns = f.seqs.len();
+    for (s, d) in f.seqs.iter() {
+        let owner = format!("sequence `{s:?}`");
+        for &b in &d.blocks {
+            cx.range(Entity::Function, &owner, b, nb, "block");
+        }
+        cx.range(Entity::Function, &owner, d.body, ne, "expression");
+    }
     for (v, d) in f.vars.iter() {
         cx.range(Entity::Var(v), &format!("the type of variable `{v:?}`"), d.ty, nt, "type");
     }
@@ -72,12 +95,12 @@ pub(super) fn check_relax(m: &Module, g: Global, fname: &str, f: &RelaxFunction,
             ExprData::Op(_) | ExprData::ExternFunc(_) | ExprData::Str(_) | ExprData::DType(_) => {}
             ExprData::Call(c) => {
                 exprs.push(c.callee);
-                exprs.extend(c.args.iter().copied());
+                exprs.extend(cx.list(at, &owner, f, c.args));
                 for &t in &c.sinfo_args {
                     cx.range(at, &owner, t, nt, "type");
                 }
             }
-            ExprData::Tuple(fields) => exprs.extend(fields.iter().copied()),
+            ExprData::Tuple(fields) => exprs.extend(cx.list(at, &owner, f, *fields)),
             ExprData::GetItem { tuple, .. } => exprs.push(*tuple),
             ExprData::Shape(dims) => {
                 for &p in dims {
@@ -91,10 +114,10 @@ pub(super) fn check_relax(m: &Module, g: Global, fname: &str, f: &RelaxFunction,
             }
             ExprData::If { cond, then_branch, else_branch } => {
                 exprs.push(*cond);
-                seq_handles(&mut cx, at, &owner, then_branch, ne, nb);
-                seq_handles(&mut cx, at, &owner, else_branch, ne, nb);
+                cx.range(at, &owner, *then_branch, ns, "sequence");
+                cx.range(at, &owner, *else_branch, ns, "sequence");
             }
-            ExprData::Function(node) => fn_handles(&mut cx, at, &owner, node, nv, ne, nb, nt),
+            ExprData::Function(node) => fn_handles(&mut cx, at, &owner, node, nv, ns, nt),
         }
         for x in exprs {
             cx.range(at, &owner, x, ne, "expression");
@@ -116,60 +139,34 @@ pub(super) fn check_relax(m: &Module, g: Global, fname: &str, f: &RelaxFunction,
             }
         }
     }
-    fn_handles(&mut cx, Entity::Function, &format!("function `{fname}`"), &f.func, nv, ne, nb, nt);
+    fn_handles(&mut cx, Entity::Function, &format!("function `{fname}`"), &f.func, nv, ns, nt);
     if cx.ok {
         relax_cycles(&mut cx, f);
     }
     cx.ok
 }
 
-fn seq_handles(cx: &mut Cx<'_>, at: Entity, owner: &str, seq: &SeqExpr, ne: usize, nb: usize) {
-    for &b in &seq.blocks {
-        cx.range(at, owner, b, nb, "block");
-    }
-    cx.range(at, owner, seq.body, ne, "expression");
-}
-
-#[allow(clippy::too_many_arguments, reason = "one counter per arena")]
-fn fn_handles(
-    cx: &mut Cx<'_>,
-    at: Entity,
-    owner: &str,
-    node: &FunctionNode,
-    nv: usize,
-    ne: usize,
-    nb: usize,
-    nt: usize,
-) {
+fn fn_handles(cx: &mut Cx<'_>, at: Entity, owner: &str, node: &FunctionNode, nv: usize, ns: usize, nt: usize) {
     for &p in &node.params {
         cx.range(at, owner, p, nv, "variable");
     }
     cx.range(at, owner, node.ret, nt, "type");
-    seq_handles(cx, at, owner, &node.body, ne, nb);
+    cx.range(at, owner, node.body, ns, "sequence");
 }
 
 /// The sub-expressions of `e` (for a cycle search): operands, and the binding values and
 /// results of nested sequences.
 pub(super) fn expr_children(f: &RelaxFunction, e: Expr, out: &mut Vec<Expr>) {
-    match &f.exprs[e] {
-        ExprData::Call(c) => {
-            out.push(c.callee);
-            out.extend(c.args.iter().copied());
-        }
-        ExprData::Tuple(fields) => out.extend(fields.iter().copied()),
-        ExprData::GetItem { tuple, .. } => out.push(*tuple),
-        ExprData::If { cond, then_branch, else_branch } => {
-            out.push(*cond);
-            seq_children(f, then_branch, out);
-            seq_children(f, else_branch, out);
-        }
-        ExprData::Function(node) => seq_children(f, &node.body, out),
-        _ => {}
+    let d = &f.exprs[e];
+    d.for_each_operand(&f.lists, |x| out.push(x));
+    for s in d.nested_seqs() {
+        seq_children(f, s, out);
     }
 }
 
 /// The binding values and the result of a sequence.
-pub(super) fn seq_children(f: &RelaxFunction, seq: &SeqExpr, out: &mut Vec<Expr>) {
+pub(super) fn seq_children(f: &RelaxFunction, seq: Seq, out: &mut Vec<Expr>) {
+    let seq = &f.seqs[seq];
     for &b in &seq.blocks {
         out.extend(f.blocks[b].bindings.iter().map(|bd| bd.value));
     }
@@ -178,7 +175,7 @@ pub(super) fn seq_children(f: &RelaxFunction, seq: &SeqExpr, out: &mut Vec<Expr>
 
 fn relax_cycles(cx: &mut Cx<'_>, f: &RelaxFunction) {
     let mut roots = Vec::new();
-    seq_children(f, &f.func.body, &mut roots);
+    seq_children(f, f.func.body, &mut roots);
     let found = find_cycle(f.exprs.len(), &roots, |e: Expr, out| expr_children(f, e, out));
     if let Some(e) = found {
         cx.err(Entity::Expr(e), format!("expression `{e:?}` contains itself"));

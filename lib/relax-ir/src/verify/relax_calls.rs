@@ -37,7 +37,7 @@ impl RelaxChecker<'_> {
             ExprData::Var(v) => {
                 if let TyData::Callable { params: Some(ps), .. } = f.pool.ty(f.vars[*v].ty) {
                     let n = ps.len();
-                    self.check_arity(e, call.args.len(), n, &names::var(f, *v));
+                    self.check_arity(e, self.f.list(call.args).len(), n, &names::var(f, *v));
                 }
             }
             ExprData::ExternFunc(_)
@@ -66,7 +66,7 @@ impl RelaxChecker<'_> {
             Func::Extern(_) | Func::Unresolved | Func::Removed => return,
         };
         let gn = names::global(self.m, g);
-        self.check_arity(e, call.args.len(), n, &gn);
+        self.check_arity(e, self.f.list(call.args).len(), n, &gn);
     }
 
     /// Impure calls are errors in dataflow blocks and in pure, not force-pure functions.
@@ -133,12 +133,12 @@ impl RelaxChecker<'_> {
         let (m, f) = (self.m, self.f);
         let on = names::op(op);
         let at = Entity::Expr(e);
-        if !(2..=3).contains(&call.args.len()) {
-            let n = call.args.len();
+        if !(2..=3).contains(&self.f.list(call.args).len()) {
+            let n = self.f.list(call.args).len();
             self.err(at, format!("`{on}` takes 2 or 3 arguments, found {n}"));
             return;
         }
-        let callee = call.args[0];
+        let callee = self.f.list(call.args)[0];
         let prim = match &f.exprs[callee] {
             ExprData::Global(g) => match &m.globals[*g].func {
                 Func::Prim(pf) => Some((pf.params.len(), names::global(m, *g))),
@@ -160,7 +160,7 @@ impl RelaxChecker<'_> {
                 None
             }
         };
-        let n_in = self.tuple_len(e, call.args[1], &on);
+        let n_in = self.tuple_len(e, self.f.list(call.args)[1], &on);
         let n_out = self.out_count(e, call, &on);
         // Outputs of `call_tir_inplace` that reuse an input are not passed again.
         let n_passed_out = match call.attrs.get("inplace_indices").and_then(|v| v.as_int_list()) {
@@ -169,7 +169,7 @@ impl RelaxChecker<'_> {
             }
             _ => n_out,
         };
-        let n_tir = match call.args.get(2) {
+        let n_tir = match self.f.list(call.args).get(2) {
             Some(&s) => self.shape_len(e, s, &on),
             None => Some(0),
         };
@@ -197,12 +197,12 @@ impl RelaxChecker<'_> {
         let (m, f) = (self.m, self.f);
         let on = names::op(op);
         let at = Entity::Expr(e);
-        if call.args.len() != 2 {
-            let n = call.args.len();
+        if self.f.list(call.args).len() != 2 {
+            let n = self.f.list(call.args).len();
             self.err(at, format!("`{on}` takes 2 arguments, found {n}"));
             return;
         }
-        let callee = call.args[0];
+        let callee = self.f.list(call.args)[0];
         let ok = match &f.exprs[callee] {
             ExprData::ExternFunc(_) => true,
             ExprData::Global(g) => {
@@ -214,7 +214,7 @@ impl RelaxChecker<'_> {
             let d = names::describe(m, f, callee);
             self.err(at, format!("expected an extern function as the callee of `{on}`, found {d}"));
         }
-        self.tuple_len(e, call.args[1], &on);
+        self.tuple_len(e, self.f.list(call.args)[1], &on);
         self.out_count(e, call, &on);
         if let (Some(v), [out]) = (bound_to, call.sinfo_args.as_slice()) {
             self.check_bound_ty(v, *out, &on);

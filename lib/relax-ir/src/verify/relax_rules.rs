@@ -8,9 +8,10 @@
 
 use relax_entity::EntityRef;
 
+use crate::entities::Seq;
 use crate::entities::{Block, Expr, Global, SymVar, Ty, Var};
 use crate::module::Module;
-use crate::relax::{Binding, BindingKind, ExprData, FunctionNode, RelaxFunction, SeqExpr};
+use crate::relax::{Binding, BindingKind, ExprData, FunctionNode, RelaxFunction};
 use crate::ty::TyData;
 
 use super::error::{Entity, VerifyError};
@@ -84,6 +85,8 @@ pub(super) struct RelaxChecker<'a> {
     /// Counts statements for `sym_reported`.
     pub stmt_no: u32,
     pub visited: Vec<bool>,
+    /// Sequences already walked (each may appear in one place only).
+    pub seqs_visited: Vec<bool>,
     pub depth: u32,
     pub frames: Vec<Frame>,
 }
@@ -113,6 +116,7 @@ pub(super) fn check_relax_function(m: &Module, g: Global, fname: &str, f: &Relax
         sym_reported: vec![0; f.pool.vars.len()],
         stmt_no: 1,
         visited: vec![false; f.exprs.len()],
+        seqs_visited: vec![false; f.seqs.len()],
         depth: 0,
         frames: Vec::new(),
     };
@@ -149,9 +153,9 @@ impl RelaxChecker<'_> {
         mark_fn(self, &f.func);
         let mut seen = vec![false; f.exprs.len()];
         let mut stack: Vec<Expr> = Vec::new();
-        let mut blocks: Vec<Block> = f.func.body.blocks.clone();
+        let mut blocks: Vec<Block> = f.body().blocks.clone();
         let mut kids = Vec::new();
-        super::handles::seq_children(f, &f.func.body, &mut stack);
+        super::handles::seq_children(f, f.func.body, &mut stack);
         loop {
             for b in blocks.drain(..) {
                 for bd in &f.blocks[b].bindings {
@@ -167,16 +171,11 @@ impl RelaxChecker<'_> {
             if std::mem::replace(&mut seen[e.index()], true) {
                 continue;
             }
-            match &f.exprs[e] {
-                ExprData::If { then_branch, else_branch, .. } => {
-                    blocks.extend(then_branch.blocks.iter().copied());
-                    blocks.extend(else_branch.blocks.iter().copied());
-                }
-                ExprData::Function(node) => {
-                    mark_fn(self, node);
-                    blocks.extend(node.body.blocks.iter().copied());
-                }
-                _ => {}
+            if let ExprData::Function(node) = &f.exprs[e] {
+                mark_fn(self, node);
+            }
+            for s in f.exprs[e].nested_seqs() {
+                blocks.extend(f.seq(s).blocks.iter().copied());
             }
             kids.clear();
             expr_children(f, e, &mut kids);
@@ -225,7 +224,7 @@ impl RelaxChecker<'_> {
         // The return type sees only what the parameters define.
         self.check_ret_ty(node.ret, &name, at);
         self.frames.push(Frame { name, check_pure: node.pure && !force_pure, self_global, self_var });
-        self.walk_seq(&node.body, "the result of a function");
+        self.walk_seq(node.body, "the result of a function");
         self.frames.pop();
         self.close_vars(var_mark, Closer::Function);
         self.close_syms(sym_mark);
@@ -252,7 +251,14 @@ impl RelaxChecker<'_> {
     }
 
     /// Walks a sequence: its blocks in order, then its result (a leaf).
-    fn walk_seq(&mut self, seq: &SeqExpr, result_what: &str) {
+    fn walk_seq(&mut self, s: Seq, result_what: &str) {
+        if std::mem::replace(&mut self.seqs_visited[s.index()], true) {
+            self.err(Entity::Function, format!("sequence `{s:?}` appears in more than one place"))
+                .notes
+                .push("each `if` branch and function body is a sequence of its own".to_string());
+            return;
+        }
+        let seq = &self.f.seqs[s];
         for &b in &seq.blocks {
             self.walk_block(b);
         }
@@ -525,7 +531,7 @@ impl RelaxChecker<'_> {
             }
             ExprData::Prim(p) => self.check_prim_uses(*p, Entity::Expr(e)),
             ExprData::Tuple(fields) => {
-                for (i, &x) in fields.iter().enumerate() {
+                for (i, &x) in f.list(*fields).iter().enumerate() {
                     self.require_leaf(x, &format!("field {i} of a tuple"));
                     self.walk_expr(x, None);
                 }
@@ -539,7 +545,7 @@ impl RelaxChecker<'_> {
                 let callee_name = names::callee(self.m, f, call.callee);
                 self.require_leaf(call.callee, "the callee of a call");
                 self.walk_expr(call.callee, None);
-                for (i, &a) in call.args.iter().enumerate() {
+                for (i, &a) in f.list(call.args).iter().enumerate() {
                     self.require_leaf(a, &format!("argument {i} of `{callee_name}`"));
                     self.walk_expr(a, None);
                 }
@@ -552,7 +558,7 @@ impl RelaxChecker<'_> {
                 self.require_leaf(*cond, "the condition of an `if`");
                 self.walk_expr(*cond, None);
                 self.check_if_cond(*cond);
-                for branch in [then_branch, else_branch] {
+                for &branch in [then_branch, else_branch] {
                     let (vm, sm) = (self.trail.len(), self.sym_trail.len());
                     self.walk_seq(branch, "the result of an `if` branch");
                     self.close_vars(vm, Closer::Branch);

@@ -7,7 +7,7 @@ use relax_entity::PrimaryMap;
 use relax_ir::attrs::{AttrValue, Attrs};
 use relax_ir::op::op_ref;
 use relax_ir::prim::{BinOp, PrimExprData, Range};
-use relax_ir::relax::{Binding, BindingKind, BlockData, Call, ExprData, FunctionNode, RelaxFunction, SeqExpr};
+use relax_ir::relax::{Binding, BindingKind, BlockData, ExprData, RelaxFunction};
 use relax_ir::tir::{BlockNode, BufferData, BufferRegion, ForKind, IterKind, IterVar, PrimFunc, StmtData};
 use relax_ir::ty::TyData;
 use relax_ir::{Block, Buffer, DataType, Expr, Global, Module, Pool, PrimExpr, Stmt, SymVar, Ty, Var};
@@ -113,25 +113,9 @@ impl RelaxB {
     pub fn new() -> RelaxB {
         let mut pool = Pool::new();
         let void = pool.intern_ty(TyData::void());
-        let mut exprs = PrimaryMap::new();
-        let placeholder = exprs.push(ExprData::Tuple(Vec::new()));
-        RelaxB {
-            f: RelaxFunction {
-                pool,
-                vars: PrimaryMap::new(),
-                exprs,
-                expr_ty: Default::default(),
-                blocks: PrimaryMap::new(),
-                func: FunctionNode {
-                    params: Vec::new(),
-                    ret: void,
-                    body: SeqExpr { blocks: Vec::new(), body: placeholder },
-                    attrs: Attrs::new(),
-                    pure: true,
-                },
-                spans: Default::default(),
-            },
-        }
+        let mut f = RelaxFunction { pool, ..RelaxFunction::new() };
+        f.func.ret = void;
+        RelaxB { f }
     }
     pub fn param(&mut self, name: &str, ty: Ty) -> Var {
         let v = self.f.add_var(name, ty, false);
@@ -153,7 +137,7 @@ impl RelaxB {
     pub fn tuple(&mut self, fields: Vec<Expr>) -> Expr {
         let tys: Vec<Ty> = fields.iter().filter_map(|&e| self.f.ty_of(e)).collect();
         let t = self.ty(TyData::Tuple(tys));
-        self.expr(ExprData::Tuple(fields), Some(t))
+        self.f.add_tuple(fields, Some(t))
     }
     /// A call of op `relax.<name>` with attributes and explicit result types.
     pub fn op(
@@ -165,10 +149,10 @@ impl RelaxB {
         ty: Option<Ty>,
     ) -> Expr {
         let callee = self.expr(ExprData::Op(op_ref(name)), None);
-        self.expr(ExprData::Call(Call { callee, args, attrs: attrs(at), sinfo_args: sinfo }), ty)
+        self.f.add_call(callee, args, attrs(at), sinfo, ty)
     }
     pub fn call(&mut self, callee: Expr, args: Vec<Expr>, sinfo: Vec<Ty>, ty: Option<Ty>) -> Expr {
-        self.expr(ExprData::Call(Call { callee, args, attrs: Attrs::new(), sinfo_args: sinfo }), ty)
+        self.f.add_call(callee, args, Attrs::new(), sinfo, ty)
     }
     pub fn block(&mut self, dataflow: bool, bindings: Vec<(Var, Expr)>) -> Block {
         let bindings =
@@ -180,7 +164,7 @@ impl RelaxB {
     }
     pub fn finish(mut self, ret: Ty, blocks: Vec<Block>, body: Expr, at: &[(&str, AttrValue)]) -> RelaxFunction {
         self.f.func.ret = ret;
-        self.f.func.body = SeqExpr { blocks, body };
+        self.f.func.body = self.f.add_seq(blocks, body);
         self.f.func.attrs = attrs(at);
         self.f
     }

@@ -4,9 +4,9 @@
 
 use relax_ir::op::op_ref;
 use relax_ir::{
-    AttrValue, Attrs, Binding, BindingKind, Block, BlockData, BlockNode, Buffer, BufferData, BufferRegion, Call,
-    DataType, Expr, ExprData, Func, FunctionNode, Global, IterKind, IterVar, Module, PrimExpr, PrimExprData, PrimFunc,
-    Range, RelaxFunction, SeqExpr, Stmt, StmtData, SymVar, Ty, TyData, Var,
+    AttrValue, Attrs, Binding, BindingKind, Block, BlockData, BlockNode, Buffer, BufferData, BufferRegion, DataType,
+    Expr, ExprData, Func, FunctionNode, Global, IterKind, IterVar, Module, PrimExpr, PrimExprData, PrimFunc, Range,
+    RelaxFunction, Seq, Stmt, StmtData, SymVar, Ty, TyData, Var,
 };
 
 pub const F32: DataType = DataType::FLOAT32;
@@ -36,19 +36,18 @@ impl RB {
     pub fn new() -> RB {
         let mut pool = relax_ir::Pool::new();
         let obj = pool.intern_ty(TyData::Object);
+        // No placeholder expression: the tests count expressions from 0.
+        let mut seqs = relax_entity::PrimaryMap::new();
+        let body = seqs.push(relax_ir::SeqData { blocks: Vec::new(), body: relax_entity::EntityRef::new(0) });
         let f = RelaxFunction {
             pool,
             vars: Default::default(),
             exprs: Default::default(),
             expr_ty: Default::default(),
             blocks: Default::default(),
-            func: FunctionNode {
-                params: Vec::new(),
-                ret: obj,
-                body: SeqExpr { blocks: Vec::new(), body: relax_entity::EntityRef::new(0) },
-                attrs: Attrs::new(),
-                pure: true,
-            },
+            seqs,
+            lists: Default::default(),
+            func: FunctionNode { params: Vec::new(), ret: obj, body, attrs: Attrs::new(), pure: true },
             spans: Default::default(),
         };
         RB { f, bindings: Vec::new(), dataflow: false, blocks: Vec::new() }
@@ -97,7 +96,7 @@ impl RB {
         self.call(callee, args, sinfo, ty)
     }
     pub fn call(&mut self, callee: Expr, args: Vec<Expr>, sinfo: Vec<Ty>, ty: Ty) -> Expr {
-        self.f.add_expr(ExprData::Call(Call { callee, args, attrs: Attrs::new(), sinfo_args: sinfo }), Some(ty))
+        self.f.add_call(callee, args, Attrs::new(), sinfo, Some(ty))
     }
     pub fn global(&mut self, g: Global) -> Expr {
         let t = self.object();
@@ -106,7 +105,7 @@ impl RB {
     pub fn tuple(&mut self, fields: Vec<Expr>) -> Expr {
         let tys: Vec<Ty> = fields.iter().map(|&e| self.f.ty_of(e).unwrap()).collect();
         let t = self.tuple_ty(&tys);
-        self.f.add_expr(ExprData::Tuple(fields), Some(t))
+        self.f.add_tuple(fields, Some(t))
     }
     pub fn shape(&mut self, dims: &[D]) -> Expr {
         let ds: Vec<PrimExpr> = dims.iter().map(|&d| self.dim(d)).collect();
@@ -156,9 +155,14 @@ impl RB {
         v
     }
     /// Takes the bindings made so far as the blocks of a nested sequence.
-    pub fn take_seq(&mut self, body: Expr) -> SeqExpr {
+    pub fn take_seq(&mut self, body: Expr) -> Seq {
         self.close_block();
-        SeqExpr { blocks: std::mem::take(&mut self.blocks), body }
+        let blocks = std::mem::take(&mut self.blocks);
+        self.f.add_seq(blocks, body)
+    }
+    /// A sequence of `blocks` and `body`.
+    pub fn seq(&mut self, blocks: Vec<relax_ir::Block>, body: Expr) -> Seq {
+        self.f.add_seq(blocks, body)
     }
     /// Finishes the function with result `ret` and return type `ret_ty`.
     pub fn finish(mut self, ret: Expr, ret_ty: Ty) -> RelaxFunction {

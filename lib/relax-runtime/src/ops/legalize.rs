@@ -14,7 +14,7 @@ use std::rc::Rc;
 use relax_ir::arith::Analyzer;
 use relax_ir::op::OpRef;
 use relax_ir::{
-    BlockData, Call, Expr, ExprData, Func, FunctionNode, Module, PrimExpr, RelaxFunction, SeqExpr, SymVar, Ty, TyData,
+    BlockData, Call, Expr, ExprData, Func, FunctionNode, Module, PrimExpr, RelaxFunction, SymVar, Ty, TyData,
 };
 
 use crate::error::{RunError, RunResult};
@@ -70,7 +70,7 @@ fn build_arg(f: &mut RelaxFunction, v: &Value, params: &mut Vec<(relax_ir::Var, 
             for x in fields.iter() {
                 es.push(build_arg(f, x, params)?);
             }
-            f.add_expr(ExprData::Tuple(es), None)
+            f.add_tuple(es, None)
         }
         other => return Err(RunError::new(format!("cannot legalize a call with {} as an argument", other.kind()))),
     })
@@ -84,21 +84,7 @@ fn scratch(
     args: &[Value],
     lowering: &dyn OpLowering,
 ) -> RunResult<(Module, Vec<Value>)> {
-    let mut f = RelaxFunction {
-        pool: relax_ir::Pool::new(),
-        vars: Default::default(),
-        exprs: Default::default(),
-        expr_ty: Default::default(),
-        blocks: Default::default(),
-        func: FunctionNode {
-            params: Vec::new(),
-            ret: relax_entity::EntityRef::new(0),
-            body: SeqExpr { blocks: Vec::new(), body: relax_entity::EntityRef::new(0) },
-            attrs: Default::default(),
-            pure: true,
-        },
-        spans: Default::default(),
-    };
+    let mut f = RelaxFunction::new();
     let object = f.pool.intern_ty(TyData::Object);
     let mut params = Vec::new();
     let mut call_args = Vec::new();
@@ -113,8 +99,7 @@ fn scratch(
     }
     let sinfo: Vec<Ty> = call.sinfo_args.iter().map(|&t| f.pool.import_ty(&caller.f.pool, t, &mut map)).collect();
     let callee = f.add_expr(ExprData::Op(op.clone()), None);
-    let value = f
-        .add_expr(ExprData::Call(Call { callee, args: call_args, attrs: call.attrs.clone(), sinfo_args: sinfo }), None);
+    let value = f.add_call(callee, call_args, call.attrs.clone(), sinfo, None);
     let out = f.add_var("out", object, false);
     let block = f.blocks.push(BlockData {
         dataflow: false,
@@ -124,7 +109,7 @@ fn scratch(
     f.func = FunctionNode {
         params: params.iter().map(|(v, _)| *v).collect(),
         ret: object,
-        body: SeqExpr { blocks: vec![block], body },
+        body: f.add_seq(vec![block], body),
         attrs: Default::default(),
         pure: true,
     };

@@ -170,7 +170,7 @@ pub fn run_op<'m>(
     call: &'m Call,
     name: &str,
 ) -> RunResult<Value> {
-    let args = interp.eval_args(fr, &call.args)?;
+    let args = interp.eval_args(fr, fr.f.list(call.args))?;
     if let Some(v) = value_op(name, &args)? {
         return Ok(v);
     }

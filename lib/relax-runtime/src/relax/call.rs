@@ -66,16 +66,16 @@ impl<'m> Interpreter<'m> {
         match &f.exprs[call.callee] {
             ExprData::Op(op) => self.call_op(fr, e, call, op).map_err(|x| x.or_at(site)),
             ExprData::Global(g) => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 self.call_global(*g, args, site)
             }
             ExprData::ExternFunc(name) => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 builtins::call_packed(self, name, &args, None).map_err(|x| x.or_at(site))
             }
             _ => {
                 let callee = self.eval(fr, call.callee, None)?;
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 self.call_value(&callee, args, site)
             }
         }
@@ -124,7 +124,7 @@ impl<'m> Interpreter<'m> {
         match name {
             "relax.call_tir" | "relax.call_tir_with_grad" | "relax.call_tir_inplace" => self.call_tir(fr, call, name),
             "relax.vm.call_tir_dyn" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let mut flat = Vec::new();
                 for v in fields(args[1].clone()) {
                     match v {
@@ -138,7 +138,7 @@ impl<'m> Interpreter<'m> {
                 Ok(Value::unit())
             }
             "relax.call_dps_packed" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let outs = self.alloc_outputs(fr, &call.sinfo_args)?;
                 let mut all = fields(args[1].clone());
                 all.extend(outs.iter().cloned().map(Value::Tensor));
@@ -146,7 +146,7 @@ impl<'m> Interpreter<'m> {
                 Ok(pack_outputs(outs, &call.sinfo_args, fr))
             }
             "relax.call_pure_packed" | "relax.call_inplace_packed" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let ret = call.sinfo_args.first().copied();
                 let r = self.call_packed_value(&args[0], &args[1..], ret.map(|t| (fr as &Frame<'m>, t)))?;
                 if name == "relax.call_inplace_packed" {
@@ -158,16 +158,16 @@ impl<'m> Interpreter<'m> {
                 Ok(r)
             }
             "relax.call_builtin_with_ctx" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let ret = call.sinfo_args.first().copied();
                 self.call_packed_value(&args[0], &fields(args[1].clone()), ret.map(|t| (fr as &Frame<'m>, t)))
             }
             "relax.invoke_closure" | "relax.invoke_pure_closure" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 self.call_value(&args[0], fields(args[1].clone()), Span::NONE)
             }
             "relax.make_closure" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let Value::Func(fv) = &args[0] else {
                     return Err(RunError::new(format!("`R.make_closure` of {}", args[0].kind())));
                 };
@@ -175,14 +175,14 @@ impl<'m> Interpreter<'m> {
             }
             "relax.null_value" => Ok(Value::Null),
             "relax.print" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let text = format_values(&args[0], &args[1..]);
                 self.printed.borrow_mut().push_str(&text);
                 self.printed.borrow_mut().push('\n');
                 Ok(Value::unit())
             }
             "relax.assert_op" => {
-                let args = self.eval_args(fr, &call.args)?;
+                let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let ok = scalar_of(&args[0])
                     .ok_or_else(|| RunError::new("the condition of `R.assert_op` is not a scalar"))?;
                 if !ok.is_true() {
@@ -245,7 +245,7 @@ impl<'m> Interpreter<'m> {
     }
 
     fn call_tir(&self, fr: &mut Frame<'m>, call: &'m Call, name: &str) -> RunResult<Value> {
-        let args = self.eval_args(fr, &call.args)?;
+        let args = self.eval_args(fr, fr.f.list(call.args))?;
         let inputs = fields(args[1].clone());
         let mut scalars = Vec::new();
         if let Some(Value::Shape(s)) = args.get(2) {

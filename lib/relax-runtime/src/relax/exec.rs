@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use relax_ir::{BindingKind, ConstPayload, Expr, ExprData, FunctionNode, SeqExpr, Ty, TyData, Var};
+use relax_ir::{BindingKind, ConstPayload, Expr, ExprData, FunctionNode, Seq, Ty, TyData, Var};
 
 use super::{Frame, Interpreter, Slot};
 use crate::check::Checker;
@@ -85,8 +85,9 @@ pub(crate) fn check_result(fr: &mut Frame<'_>, ret: Ty, out: &Value, fname: &str
 
 impl<'m> Interpreter<'m> {
     /// Runs a sequence's bindings and returns the value of its result.
-    pub(crate) fn exec_seq(&self, fr: &mut Frame<'m>, seq: &'m SeqExpr) -> RunResult<Value> {
+    pub(crate) fn exec_seq(&self, fr: &mut Frame<'m>, seq: Seq) -> RunResult<Value> {
         let f = fr.f;
+        let seq = f.seq(seq);
         for &b in &seq.blocks {
             for bd in &f.blocks[b].bindings {
                 let span = fr.var_span(bd.var);
@@ -134,6 +135,7 @@ impl<'m> Interpreter<'m> {
             ExprData::ExternFunc(name) => Ok(Value::Func(Rc::new(FuncValue::Packed(name.clone())))),
             ExprData::Call(call) => self.eval_call(fr, e, call),
             ExprData::Tuple(fields) => {
+                let fields = f.list(*fields);
                 let mut vs = Vec::with_capacity(fields.len());
                 for &x in fields {
                     vs.push(self.eval(fr, x, None)?);
@@ -163,7 +165,7 @@ impl<'m> Interpreter<'m> {
                     Value::Tensor(t) if t.numel() == 1 => t.get(0).is_true(),
                     other => return Err(RunError::new(format!("the condition of `if` is {}", other.describe()))),
                 };
-                let branch = if c { then_branch } else { else_branch };
+                let branch = if c { *then_branch } else { *else_branch };
                 self.exec_seq(fr, branch)
             }
             ExprData::Function(_) => {

@@ -66,7 +66,7 @@ impl<'m> Interpreter<'m> {
                 "relax.memory.kill_tensor" => "R.memory.kill_tensor",
                 _ => "R.vm.kill_object",
             };
-            if let Some(&a) = call.args.first() {
+            if let Some(&a) = fr.f.list(call.args).first() {
                 if let ExprData::Var(v) = fr.f.exprs[a] {
                     fr.get(v)?;
                     fr.vars[relax_entity::EntityRef::index(v)] = Slot::Killed(what);
@@ -74,7 +74,7 @@ impl<'m> Interpreter<'m> {
             }
             return Ok(Value::unit());
         }
-        let args = self.eval_args(fr, &call.args)?;
+        let args = self.eval_args(fr, fr.f.list(call.args))?;
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
         match name {
             "relax.builtin.alloc_tensor" => {

@@ -217,7 +217,7 @@ impl<'m> Interpreter<'m> {
         for (&p, a) in node.params.iter().zip(args) {
             fr.set(p, a);
         }
-        let out = crate::tir::grow(|| self.exec_seq(fr, &node.body))?;
+        let out = crate::tir::grow(|| self.exec_seq(fr, node.body))?;
         if self.options.check_results {
             exec::check_result(fr, node.ret, &out, name)?;
         }

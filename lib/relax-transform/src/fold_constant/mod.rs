@@ -30,8 +30,6 @@ use relax_ir::{
 };
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::walk::{all_seqs, for_each_reachable, seq};
-
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "fold-constant",
@@ -106,8 +104,8 @@ pub fn fold_function(m: &mut Module, f: &mut RelaxFunction, ev: Option<&dyn Cons
     let mut changed = false;
     let mut consts: HashMap<Var, Expr> = HashMap::new();
     let mut shapes: HashMap<Var, Expr> = HashMap::new();
-    for loc in all_seqs(f) {
-        let blocks = seq(f, loc).blocks.clone();
+    for loc in f.all_seqs() {
+        let blocks = f.seq(loc).blocks.clone();
         for b in blocks {
             let dataflow = f.blocks[b].dataflow;
             for i in 0..f.blocks[b].bindings.len() {
@@ -130,7 +128,7 @@ pub fn fold_function(m: &mut Module, f: &mut RelaxFunction, ev: Option<&dyn Cons
     }
     // Every other use (results, conditions).
     let mut uses = Vec::new();
-    for_each_reachable(f, |e, d| {
+    f.for_each_reachable(|e, d| {
         if let ExprData::Var(v) = d
             && consts.contains_key(v)
         {
@@ -152,7 +150,7 @@ pub fn fold_function(m: &mut Module, f: &mut RelaxFunction, ev: Option<&dyn Cons
 /// Replaces uses of constant-bound variables among the operands of `e`.
 fn inline_constants(f: &mut RelaxFunction, e: Expr, consts: &HashMap<Var, Expr>) -> bool {
     let mut changed = false;
-    let mut stack = crate::walk::operands(&f.exprs[e]);
+    let mut stack = f.operands(e);
     while let Some(x) = stack.pop() {
         match f.exprs[x].clone() {
             ExprData::Var(v) => {
@@ -163,7 +161,7 @@ fn inline_constants(f: &mut RelaxFunction, e: Expr, consts: &HashMap<Var, Expr>)
                     changed = true;
                 }
             }
-            ExprData::Tuple(fields) => stack.extend(fields),
+            ExprData::Tuple(fields) => stack.extend(f.list(fields).iter().copied()),
             _ => {}
         }
     }
@@ -206,6 +204,7 @@ fn fold_value(
     ev: Option<&dyn ConstEvaluator>,
 ) -> bool {
     let ExprData::Call(call) = f.exprs[value].clone() else { return false };
+    let args = f.list(call.args).to_vec();
     let ExprData::Op(op) = &f.exprs[call.callee] else { return false };
     let name = op.name().to_string();
     if name == "relax.call_tir" {
@@ -217,7 +216,7 @@ fn fold_value(
     }
     let mut changed = false;
     // Shape arguments bound to variables are propagated.
-    for &a in &call.args {
+    for &a in &args {
         if let ExprData::Var(v) = f.exprs[a]
             && let Some(&s) = shapes.get(&v)
         {
@@ -240,7 +239,7 @@ fn fold_value(
     }
     match name.as_str() {
         "relax.tensor_to_shape" => {
-            let Some(&arg) = call.args.first() else { return changed };
+            let Some(&arg) = args.first() else { return changed };
             let ExprData::Const(c) = f.exprs[arg] else { return changed };
             let data = &m.constants[c];
             let (ConstPayload::Data(bytes), Some(shape)) = (&data.payload, &data.shape) else { return changed };
@@ -256,7 +255,7 @@ fn fold_value(
             true
         }
         "relax.shape_to_tensor" => {
-            let Some(&arg) = call.args.first() else { return changed };
+            let Some(&arg) = args.first() else { return changed };
             let ExprData::Shape(dims) = f.exprs[arg].clone() else { return changed };
             let mut bytes = Vec::new();
             for d in &dims {
@@ -274,7 +273,7 @@ fn fold_value(
             true
         }
         _ => {
-            let tensors = call.args.iter().any(|&a| contains_tensor(f, a));
+            let tensors = args.iter().any(|&a| contains_tensor(f, a));
             match ev {
                 Some(ev) if should_fold(f, value, tensors) => fold_op(m, f, value, ev) || changed,
                 _ => changed,
@@ -288,7 +287,7 @@ fn contains_tensor(f: &RelaxFunction, e: Expr) -> bool {
     if f.ty_of(e).is_some_and(|t| matches!(f.pool.ty(t), TyData::Tensor { .. })) {
         return true;
     }
-    matches!(&f.exprs[e], ExprData::Tuple(fields) if fields.iter().any(|&x| contains_tensor(f, x)))
+    matches!(&f.exprs[e], ExprData::Tuple(fields) if f.list(*fields).iter().any(|&x| contains_tensor(f, x)))
 }
 
 /// True when `e` is a constant operand: a constant with data, a shape or prim value
@@ -299,7 +298,7 @@ fn constant_operand(m: &Module, f: &RelaxFunction, e: Expr) -> bool {
         ExprData::Shape(dims) => dims.iter().all(|&d| f.pool.free_vars(d).is_empty()),
         ExprData::Prim(p) => f.pool.free_vars(*p).is_empty(),
         ExprData::Str(_) | ExprData::DType(_) => true,
-        ExprData::Tuple(fields) => fields.iter().all(|&x| constant_operand(m, f, x)),
+        ExprData::Tuple(fields) => f.list(*fields).iter().all(|&x| constant_operand(m, f, x)),
         _ => false,
     }
 }
@@ -311,7 +310,7 @@ fn fold_op(m: &mut Module, f: &mut RelaxFunction, value: Expr, ev: &dyn ConstEva
     let ExprData::Op(op) = &f.exprs[call.callee] else { return false };
     if crate::legalize::legalization(op.name()).is_none()
         || call.args.is_empty()
-        || !call.args.iter().all(|&a| constant_operand(m, f, a))
+        || !f.list(call.args).iter().all(|&a| constant_operand(m, f, a))
     {
         return false;
     }
@@ -334,7 +333,7 @@ fn fold_op(m: &mut Module, f: &mut RelaxFunction, value: Expr, ev: &dyn ConstEva
         bindings: vec![relax_ir::Binding { var, value, kind: BindingKind::Value }],
     });
     let body = g.use_var(var);
-    g.func.body = relax_ir::SeqExpr { blocks: vec![block], body };
+    g.func.body = g.add_seq(vec![block], body);
     g.func.ret = ty;
     g.func.params.clear();
     g.func.attrs = relax_ir::Attrs::new();
@@ -348,7 +347,8 @@ fn fold_op(m: &mut Module, f: &mut RelaxFunction, value: Expr, ev: &dyn ConstEva
             let mut tmp = scratch.clone();
             fold_call_tir(&mut tmp, &mut gf, value, c, ev).then(|| match &gf.exprs[value] {
                 ExprData::Const(k) => vec![tmp.constants[*k].clone()],
-                ExprData::Tuple(fields) => fields
+                ExprData::Tuple(fields) => gf
+                    .list(*fields)
                     .iter()
                     .filter_map(|&x| match gf.exprs[x] {
                         ExprData::Const(k) => Some(tmp.constants[k].clone()),
@@ -367,13 +367,13 @@ fn fold_op(m: &mut Module, f: &mut RelaxFunction, value: Expr, ev: &dyn ConstEva
     }
     let mut fields = Vec::new();
     for r in results {
-        let e = f.add_expr(ExprData::Tuple(Vec::new()), None);
+        let e = f.add_tuple([], None);
         set_const(m, f, e, r);
         fields.push(e);
     }
     let tys: Vec<relax_ir::Ty> = fields.iter().map(|&e| f.ty_of(e).expect("typed")).collect();
     let tty = f.pool.intern_ty(TyData::Tuple(tys));
-    f.exprs[value] = ExprData::Tuple(fields);
+    f.exprs[value] = ExprData::Tuple(f.new_list(fields));
     f.expr_ty.set(value, Some(tty));
     true
 }
@@ -394,13 +394,14 @@ fn fold_call_tir(
     call: &relax_ir::Call,
     ev: &dyn ConstEvaluator,
 ) -> bool {
-    let Some(&ExprData::Global(callee)) = call.args.first().map(|&g| &f.exprs[g]) else { return false };
+    let args = f.list(call.args).to_vec();
+    let Some(&ExprData::Global(callee)) = args.first().map(|&g| &f.exprs[g]) else { return false };
     if m.prim_func(callee).is_none() {
         return false;
     }
-    let Some(ExprData::Tuple(fields)) = call.args.get(1).map(|&t| &f.exprs[t]) else { return false };
+    let Some(ExprData::Tuple(fields)) = args.get(1).map(|&t| &f.exprs[t]) else { return false };
     let mut consts = Vec::new();
-    for &x in fields {
+    for &x in f.list(*fields) {
         let ExprData::Const(c) = f.exprs[x] else { return false };
         if !matches!(m.constants[c].payload, ConstPayload::Data(_)) {
             return false;
@@ -408,14 +409,14 @@ fn fold_call_tir(
         consts.push(c);
     }
     let mut scalars = Vec::new();
-    if let Some(&s) = call.args.get(2) {
+    if let Some(&s) = args.get(2) {
         let ExprData::Shape(dims) = &f.exprs[s] else { return false };
         for &d in dims {
             let Some(v) = f.pool.as_int(d) else { return false };
             scalars.push(v);
         }
     }
-    if !should_fold(f, value, call.args.get(1).is_some_and(|&t| contains_tensor(f, t))) {
+    if !should_fold(f, value, args.get(1).is_some_and(|&t| contains_tensor(f, t))) {
         return false;
     }
     let [out] = call.sinfo_args[..] else { return false };
@@ -438,13 +439,13 @@ fn fold_call_tir(
     if matches!(f.pool.ty(out), TyData::Tuple(_)) {
         let mut fields = Vec::new();
         for r in results {
-            let e = f.add_expr(ExprData::Tuple(Vec::new()), None);
+            let e = f.add_tuple([], None);
             set_const(m, f, e, r);
             fields.push(e);
         }
         let tys: Vec<relax_ir::Ty> = fields.iter().map(|&e| f.ty_of(e).expect("typed")).collect();
         let ty = f.pool.intern_ty(TyData::Tuple(tys));
-        f.exprs[value] = ExprData::Tuple(fields);
+        f.exprs[value] = ExprData::Tuple(f.new_list(fields));
         f.expr_ty.set(value, Some(ty));
     } else {
         let r = results.into_iter().next().expect("one result");

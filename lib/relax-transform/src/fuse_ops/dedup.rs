@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use relax_ir::{
-    BindingKind, Expr, ExprData, PrimExpr, PrimExprData, RelaxFunction, SeqExpr, SymVar, TensorShape, Ty, TyData, Var,
+    BindingKind, Expr, ExprData, PrimExpr, PrimExprData, RelaxFunction, Seq, SymVar, TensorShape, Ty, TyData, Var,
 };
 
 /// The name-free structure of a Relax function.
@@ -26,7 +26,7 @@ pub fn fingerprint(f: &RelaxFunction) -> String {
     w.out.push_str("->");
     w.ty(f.func.ret);
     w.out.push('|');
-    w.seq(&f.func.body);
+    w.seq(f.func.body);
     w.out
 }
 
@@ -145,7 +145,8 @@ impl Writer<'_> {
         }
     }
 
-    fn seq(&mut self, s: &SeqExpr) {
+    fn seq(&mut self, s: Seq) {
+        let s = self.f.seq(s);
         for &b in &s.blocks {
             let blk = &self.f.blocks[b];
             let _ = write!(self.out, "[{}", if blk.dataflow { "df" } else { "" });
@@ -181,7 +182,7 @@ impl Writer<'_> {
             ExprData::Call(c) => {
                 self.out.push_str("Call(");
                 self.expr(c.callee);
-                for a in c.args {
+                for &a in self.f.list(c.args) {
                     self.out.push(',');
                     self.expr(a);
                 }
@@ -194,7 +195,7 @@ impl Writer<'_> {
             }
             ExprData::Tuple(fields) => {
                 self.out.push_str("Tup(");
-                for x in fields {
+                for &x in self.f.list(fields) {
                     self.expr(x);
                     self.out.push(',');
                 }
@@ -229,8 +230,8 @@ impl Writer<'_> {
             ExprData::If { cond, then_branch, else_branch } => {
                 self.out.push_str("If(");
                 self.expr(cond);
-                self.seq(&then_branch);
-                self.seq(&else_branch);
+                self.seq(then_branch);
+                self.seq(else_branch);
                 self.out.push(')');
             }
             ExprData::Function(node) => {
@@ -241,7 +242,7 @@ impl Writer<'_> {
                     self.ty(self.f.vars[*p].ty);
                 }
                 self.ty(node.ret);
-                self.seq(&node.body);
+                self.seq(node.body);
                 self.out.push(')');
             }
         }

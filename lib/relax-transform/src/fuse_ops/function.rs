@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use relax_ir::{
     AttrValue, Attrs, Binding, BindingKind, BlockData, Call, Constant, Expr, ExprData, FunctionNode, PrimExpr,
-    RelaxFunction, SeqExpr, SymVar, Ty, TyData, Var,
+    RelaxFunction, SymVar, Ty, TyData, Var,
 };
 
 use super::graph::is_call_tir;
@@ -139,13 +139,13 @@ impl Creator {
     fn append_call(&mut self, m: &relax_ir::Module, f: &RelaxFunction, call: &Call) {
         match &f.exprs[call.callee] {
             ExprData::Op(op) if is_call_tir(op) => {
-                if let Some(&ExprData::Global(g)) = call.args.first().map(|&a| &f.exprs[a]) {
+                if let Some(&ExprData::Global(g)) = f.list(call.args).first().map(|&a| &f.exprs[a]) {
                     self.name.push('_');
                     self.name.push_str(&m.globals[g].name);
                 }
-                if let Some(&t) = call.args.get(1) {
+                if let Some(&t) = f.list(call.args).get(1) {
                     let fields = match &f.exprs[t] {
-                        ExprData::Tuple(fields) => fields.clone(),
+                        ExprData::Tuple(fields) => f.list(fields).to_vec(),
                         _ => vec![t],
                     };
                     for a in fields {
@@ -166,10 +166,10 @@ impl Creator {
                     }
                     _ => {}
                 }
-                for &a in &call.args {
+                for &a in f.list(call.args) {
                     match &f.exprs[a] {
                         ExprData::Tuple(fields) => {
-                            for &x in fields {
+                            for &x in f.list(fields) {
                                 self.check_def(f, x, false);
                             }
                         }
@@ -361,14 +361,14 @@ impl Creator {
             let fields: Vec<Expr> = outs.iter().map(|&v| to.use_var(v)).collect();
             let tys: Vec<Ty> = outs.iter().map(|&v| to.vars[v].ty).collect();
             let t = to.pool.intern_ty(TyData::Tuple(tys));
-            to.add_expr(ExprData::Tuple(fields), Some(t))
+            to.add_tuple(fields, Some(t))
         };
         let ret = to.ty_of(body).expect("typed result");
         let block = to.blocks.push(BlockData { dataflow: true, bindings });
         let mut attrs = Attrs::new();
         attrs.set("Primitive", AttrValue::Bool(true));
-        to.func =
-            FunctionNode { params: new_params, ret, body: SeqExpr { blocks: vec![block], body }, attrs, pure: true };
+        let body = to.add_seq(vec![block], body);
+        to.func = FunctionNode { params: new_params, ret, body, attrs, pure: true };
         let call_ty = call_ty.into_iter().flatten().collect();
         Some(Built { func: cx.to, args, call_ty })
     }
@@ -427,12 +427,12 @@ fn expr_vars(f: &RelaxFunction, e: Expr, out: &mut Vec<SymVar>) {
             for &t in &c.sinfo_args {
                 f.pool.ty_vars(t, out);
             }
-            for &a in &c.args {
+            for &a in f.list(c.args) {
                 expr_vars(f, a, out);
             }
         }
         ExprData::Tuple(fields) => {
-            for &x in fields {
+            for &x in f.list(fields) {
                 expr_vars(f, x, out);
             }
         }
@@ -470,6 +470,9 @@ impl<'a> Copier<'a> {
             exprs: Default::default(),
             expr_ty: Default::default(),
             blocks: Default::default(),
+            seqs: Default::default(),
+            lists: Default::default(),
+            // The body is set when the group's bindings are copied.
             func: from.func.clone(),
             spans: Default::default(),
         };
@@ -514,11 +517,15 @@ impl<'a> Copier<'a> {
             }
             ExprData::Call(c) => {
                 let callee = self.expr(c.callee);
-                let args = c.args.iter().map(|&a| self.expr(a)).collect();
+                let args: Vec<Expr> = from.list(c.args).iter().map(|&a| self.expr(a)).collect();
                 let sinfo_args = c.sinfo_args.iter().map(|&t| self.ty(t)).collect();
+                let args = self.to.new_list(args);
                 ExprData::Call(Call { callee, args, attrs: c.attrs.clone(), sinfo_args })
             }
-            ExprData::Tuple(fields) => ExprData::Tuple(fields.iter().map(|&x| self.expr(x)).collect()),
+            ExprData::Tuple(fields) => {
+                let fields: Vec<Expr> = from.list(fields).iter().map(|&x| self.expr(x)).collect();
+                ExprData::Tuple(self.to.new_list(fields))
+            }
             ExprData::GetItem { tuple, index } => ExprData::GetItem { tuple: self.expr(*tuple), index: *index },
             ExprData::Shape(dims) => ExprData::Shape(dims.iter().map(|&d| self.prim(d)).collect()),
             ExprData::Prim(p) => ExprData::Prim(self.prim(*p)),

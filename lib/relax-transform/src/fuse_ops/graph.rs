@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 use relax_ir::op::OpRef;
-use relax_ir::{BindingKind, Block, Constant, Expr, ExprData, Global, Module, RelaxFunction, SeqExpr, Var};
+use relax_ir::{BindingKind, Block, Constant, Expr, ExprData, Global, Module, RelaxFunction, Seq, Var};
 
 use crate::analysis::op_pattern::{OpPatternKind, annotated_op_pattern, op_pattern};
 
@@ -125,7 +125,7 @@ struct Builder<'a> {
 /// True when `f` calls a kernel (`call_tir` or `call_tir_inplace`) anywhere.
 pub fn calls_kernels(f: &RelaxFunction) -> bool {
     let mut any = false;
-    crate::walk::for_each_reachable(f, |_, d| {
+    f.for_each_reachable(|_, d| {
         if let ExprData::Call(c) = d {
             any |= matches!(&f.exprs[c.callee], ExprData::Op(op) if is_call_tir(op));
         }
@@ -140,7 +140,7 @@ pub fn is_call_tir(op: &OpRef) -> bool {
 
 /// The graph of the sequence `s` of `f`. `params` are the function's parameters when
 /// `s` is its body (empty for nested sequences).
-pub fn build(m: &Module, f: &RelaxFunction, s: &SeqExpr, params: &[Var]) -> Graph {
+pub fn build(m: &Module, f: &RelaxFunction, s: Seq, params: &[Var]) -> Graph {
     let weight_params = match f.func.attrs.get("num_input").and_then(|v| v.as_int()) {
         Some(k) if k >= 0 => params.iter().skip(k as usize).copied().collect(),
         _ => Vec::new(),
@@ -152,7 +152,7 @@ pub fn build(m: &Module, f: &RelaxFunction, s: &SeqExpr, params: &[Var]) -> Grap
         b.g.var_node.insert(p, i);
         b.leaves.insert(LeafKey::Var(p), i);
     }
-    for &blk in &s.blocks {
+    for &blk in &f.seq(s).blocks {
         for (index, bd) in f.blocks[blk].bindings.iter().enumerate() {
             b.binding(blk, index, bd);
         }
@@ -215,12 +215,12 @@ impl Builder<'_> {
         let f = self.f;
         match &f.exprs[call.callee] {
             ExprData::Op(op) if is_call_tir(op) => {
-                let args = match call.args.get(1).map(|&t| &f.exprs[t]) {
-                    Some(ExprData::Tuple(fields)) => fields.clone(),
-                    Some(_) => vec![call.args[1]],
+                let args = match f.list(call.args).get(1).map(|&t| &f.exprs[t]) {
+                    Some(ExprData::Tuple(fields)) => f.list(fields).to_vec(),
+                    Some(_) => vec![f.list(call.args)[1]],
                     None => Vec::new(),
                 };
-                match call.args.first().map(|&g| &f.exprs[g]) {
+                match f.list(call.args).first().map(|&g| &f.exprs[g]) {
                     Some(&ExprData::Global(g)) => {
                         let ann = self.m.prim_func(g).and_then(annotated_op_pattern);
                         let source = Source::Kernel { callee: g, annotated: ann.is_some() };
@@ -236,9 +236,9 @@ impl Builder<'_> {
                 } else {
                     OpPatternKind::Opaque
                 };
-                (pattern, Source::Op(name), call.args.clone())
+                (pattern, Source::Op(name), f.list(call.args).to_vec())
             }
-            _ => (OpPatternKind::Opaque, Source::OtherCall, call.args.clone()),
+            _ => (OpPatternKind::Opaque, Source::OtherCall, f.list(call.args).to_vec()),
         }
     }
 
@@ -247,7 +247,7 @@ impl Builder<'_> {
     fn leaf(&mut self, e: Expr, pattern: OpPatternKind, inputs: &mut Vec<(usize, OpPatternKind)>) {
         let key = match &self.f.exprs[e] {
             ExprData::Tuple(fields) => {
-                for &x in fields {
+                for &x in self.f.list(fields) {
                     self.leaf(x, pattern, inputs);
                 }
                 return;
@@ -283,7 +283,11 @@ fn high_level_pattern(f: &RelaxFunction, call: &relax_ir::Call, value: Expr, nam
     }
     let dims = |e: Expr| f.ty_of(e).and_then(|t| f.pool.ty(t).dims().map(<[_]>::to_vec));
     let Some(out) = dims(value) else { return kind };
-    if call.args.iter().any(|&a| dims(a).as_deref() == Some(out.as_slice())) { OpPatternKind::ElemWise } else { kind }
+    if f.list(call.args).iter().any(|&a| dims(a).as_deref() == Some(out.as_slice())) {
+        OpPatternKind::ElemWise
+    } else {
+        kind
+    }
 }
 
 /// The variables and constants inside `e` (entering nested sequences), in post-order.
@@ -292,28 +296,29 @@ fn post_order_leaves(f: &RelaxFunction, e: Expr, out: &mut Vec<Expr>) {
         ExprData::Var(_) | ExprData::Const(_) => out.push(e),
         ExprData::Call(c) => {
             post_order_leaves(f, c.callee, out);
-            for &a in &c.args {
+            for &a in f.list(c.args) {
                 post_order_leaves(f, a, out);
             }
         }
         ExprData::Tuple(fields) => {
-            for &x in fields {
+            for &x in f.list(fields) {
                 post_order_leaves(f, x, out);
             }
         }
         ExprData::GetItem { tuple, .. } => post_order_leaves(f, *tuple, out),
         ExprData::If { cond, then_branch, else_branch } => {
             post_order_leaves(f, *cond, out);
-            for s in [then_branch, else_branch] {
+            for &s in [then_branch, else_branch] {
                 seq_leaves(f, s, out);
             }
         }
-        ExprData::Function(node) => seq_leaves(f, &node.body, out),
+        ExprData::Function(node) => seq_leaves(f, node.body, out),
         _ => {}
     }
 }
 
-fn seq_leaves(f: &RelaxFunction, s: &SeqExpr, out: &mut Vec<Expr>) {
+fn seq_leaves(f: &RelaxFunction, s: Seq, out: &mut Vec<Expr>) {
+    let s = f.seq(s);
     for &b in &s.blocks {
         for bd in &f.blocks[b].bindings {
             post_order_leaves(f, bd.value, out);

@@ -13,14 +13,14 @@ use std::collections::{HashMap, HashSet};
 
 use relax_ir::arith::Analyzer;
 use relax_ir::{
-    Binding, BindingKind, Block, Call, Diagnostic, Expr, ExprData, Func, Global, Module, RelaxFunction, TyData, Var,
+    Binding, BindingKind, Block, Diagnostic, Expr, ExprData, Func, Global, Module, RelaxFunction, TyData, Var,
 };
 
 use super::Names;
 use super::function::{ArgKey, CallerArg, Creator};
 use super::graph::Graph;
 use super::partition::Partition;
-use crate::walk::{SeqLoc, for_each_reachable, seq};
+use relax_ir::Seq;
 
 /// The state shared by the rewriting of all functions of a module (TVM's one
 /// `BlockBuilder`): fresh names and the functions added so far.
@@ -55,13 +55,13 @@ impl Fusor {
         m: &mut Module,
         f: &mut RelaxFunction,
         current: &str,
-        loc: SeqLoc,
+        loc: Seq,
         g: &Graph,
         p: &Partition,
         remap: &mut HashMap<Var, Var>,
         notes: &mut Vec<Diagnostic>,
     ) {
-        let blocks: Vec<Block> = seq(f, loc).blocks.clone();
+        let blocks: Vec<Block> = f.seq(loc).blocks.clone();
         for blk in blocks {
             if f.blocks[blk].dataflow {
                 self.rewrite_block(m, f, current, blk, g, p, remap, notes);
@@ -254,10 +254,7 @@ impl Fusor {
         }
         let object = f.pool.intern_ty(TyData::Object);
         let callee = f.add_expr(ExprData::Global(callee), Some(object));
-        f.add_expr(
-            ExprData::Call(Call { callee, args: exprs, attrs: relax_ir::Attrs::new(), sinfo_args: Vec::new() }),
-            None,
-        )
+        f.add_call(callee, exprs, relax_ir::Attrs::new(), Vec::new(), None)
     }
 }
 
@@ -329,7 +326,8 @@ fn var_uses(f: &RelaxFunction, e: Expr, out: &mut Vec<Var>) {
         ExprData::Var(v) => out.push(*v),
         ExprData::If { cond, then_branch, else_branch } => {
             var_uses(f, *cond, out);
-            for s in [then_branch, else_branch] {
+            for &s in [then_branch, else_branch] {
+                let s = f.seq(s);
                 for &b in &s.blocks {
                     for bd in &f.blocks[b].bindings {
                         var_uses(f, bd.value, out);
@@ -339,15 +337,16 @@ fn var_uses(f: &RelaxFunction, e: Expr, out: &mut Vec<Var>) {
             }
         }
         ExprData::Function(node) => {
-            for &b in &node.body.blocks {
+            let body = f.seq(node.body);
+            for &b in &body.blocks {
                 for bd in &f.blocks[b].bindings {
                     var_uses(f, bd.value, out);
                 }
             }
-            var_uses(f, node.body.body, out);
+            var_uses(f, body.body, out);
         }
         d => {
-            for x in crate::walk::operands(d) {
+            for x in d.operands(&f.lists) {
                 var_uses(f, x, out);
             }
         }
@@ -360,7 +359,7 @@ pub fn apply_remap(f: &mut RelaxFunction, remap: &HashMap<Var, Var>) {
         return;
     }
     let mut uses = Vec::new();
-    for_each_reachable(f, |e, d| {
+    f.for_each_reachable(|e, d| {
         if let ExprData::Var(v) = d
             && remap.contains_key(v)
         {

@@ -131,7 +131,7 @@ pub fn build(m: &Module, f: &RelaxFunction) -> Result<Fused, String> {
         }
     }
     // 2. The bindings.
-    for &blk in &f.func.body.blocks {
+    for &blk in &f.body().blocks {
         for bd in &f.blocks[blk].bindings {
             if let BindingKind::MatchCast(_) = bd.kind {
                 return Err("a `match_cast` cannot be part of a fused kernel".to_string());
@@ -141,7 +141,7 @@ pub fn build(m: &Module, f: &RelaxFunction) -> Result<Fused, String> {
         }
     }
     // 3. Outputs.
-    let result = b.operand_buffers(f.func.body.body)?;
+    let result = b.operand_buffers(f.body().body)?;
     let input_index: HashMap<Buffer, usize> = inputs.iter().enumerate().map(|(i, &(_, buf))| (buf, i)).collect();
     let mut params: Vec<SymVar> = inputs.iter().map(|&(h, _)| h).collect();
     let mut buffer_map = inputs.clone();
@@ -215,7 +215,7 @@ impl Builder<'_> {
     fn param_scopes(&self) -> HashMap<Var, (String, Vec<i64>)> {
         let (m, f) = (self.m, self.f);
         let mut out = HashMap::new();
-        for &blk in &f.func.body.blocks {
+        for &blk in &f.body().blocks {
             for bd in &f.blocks[blk].bindings {
                 let ExprData::Call(call) = &f.exprs[bd.value] else { continue };
                 let Some(kernel) = kernel_of(m, f, call) else { continue };
@@ -240,7 +240,7 @@ impl Builder<'_> {
             }
             ExprData::Tuple(fields) => {
                 let mut out = Vec::new();
-                for &x in fields {
+                for &x in self.f.list(fields) {
                     out.extend(self.operand_buffers(x)?);
                 }
                 Ok(out)
@@ -278,7 +278,7 @@ impl Builder<'_> {
 
     fn call_tir(&mut self, call: &relax_ir::Call, inplace: bool) -> Result<Vec<Buffer>, String> {
         let (m, f) = (self.m, self.f);
-        let g = match call.args.first().map(|&a| &f.exprs[a]) {
+        let g = match f.list(call.args).first().map(|&a| &f.exprs[a]) {
             Some(&ExprData::Global(g)) => g,
             _ => return Err("`call_tir` without a global callee".to_string()),
         };
@@ -363,7 +363,7 @@ impl Builder<'_> {
             outs.push(nb);
         }
         // Scalar arguments: the kernel's last parameters.
-        if let Some(&s) = call.args.get(2) {
+        if let Some(&s) = f.list(call.args).get(2) {
             let ExprData::Shape(dims) = f.exprs[s].clone() else {
                 return Err("`tir_vars` must be a shape".to_string());
             };
@@ -432,7 +432,7 @@ fn kernel_of<'m>(m: &'m Module, f: &RelaxFunction, call: &relax_ir::Call) -> Opt
     if !matches!(&f.exprs[call.callee], ExprData::Op(op) if is_call_tir(op)) {
         return None;
     }
-    match call.args.first().map(|&a| &f.exprs[a]) {
+    match f.list(call.args).first().map(|&a| &f.exprs[a]) {
         Some(&ExprData::Global(g)) => m.prim_func(g),
         _ => None,
     }
@@ -440,9 +440,9 @@ fn kernel_of<'m>(m: &'m Module, f: &RelaxFunction, call: &relax_ir::Call) -> Opt
 
 /// The tensor arguments of a `call_tir` (the fields of its argument tuple).
 fn call_args(f: &RelaxFunction, call: &relax_ir::Call) -> Vec<Expr> {
-    match call.args.get(1).map(|&t| &f.exprs[t]) {
-        Some(ExprData::Tuple(fields)) => fields.clone(),
-        Some(_) => vec![call.args[1]],
+    match f.list(call.args).get(1).map(|&t| &f.exprs[t]) {
+        Some(ExprData::Tuple(fields)) => f.list(fields).to_vec(),
+        Some(_) => vec![f.list(call.args)[1]],
         None => Vec::new(),
     }
 }

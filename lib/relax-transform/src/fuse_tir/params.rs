@@ -19,7 +19,7 @@ use relax_ir::{
     TensorShape, Ty, TyData, Var,
 };
 
-use crate::walk::{all_blocks, for_each_reachable};
+use crate::walk::all_blocks;
 
 fn is_private(f: &RelaxFunction) -> bool {
     f.func.attrs.get("global_symbol").is_none()
@@ -45,7 +45,8 @@ pub fn expand_tuple_arguments(m: &mut Module) -> bool {
         }
         f.func.params = params;
         let blk = f.blocks.push(BlockData { dataflow: false, bindings });
-        f.func.body.blocks.insert(0, blk);
+        let body = f.func.body;
+        f.seq_mut(body).blocks.insert(0, blk);
         expanded.insert(g);
     }
     let mut changed = !expanded.is_empty();
@@ -98,7 +99,7 @@ fn expand_param(f: &mut relax_ir::RelaxFunction, p: Var, params: &mut Vec<Var>, 
         items.push(f.use_var(np));
         expand_param(f, np, params, bindings);
     }
-    let value = f.add_expr(ExprData::Tuple(items), Some(ty));
+    let value = f.add_tuple(items, Some(ty));
     bindings.push(Binding { var: p, value, kind: BindingKind::Value });
 }
 
@@ -116,9 +117,10 @@ fn expand_call_args(f: &mut RelaxFunction, expanded: &HashSet<Global>) -> bool {
                 && matches!(f.exprs[call.callee], ExprData::Global(g) if expanded.contains(&g))
             {
                 let mut args = Vec::new();
-                for &a in &call.args {
+                for a in f.list(call.args).to_vec() {
                     expand_arg(f, a, dataflow, &mut names, &mut out, &mut args);
                 }
+                let args = f.new_list(args);
                 f.exprs[bd.value] = ExprData::Call(Call { args, ..call });
                 changed = true;
             }
@@ -176,7 +178,7 @@ pub fn remove_unused_parameters(m: &mut Module) -> bool {
             continue;
         }
         let mut used: HashSet<Var> = HashSet::new();
-        for_each_reachable(f, |_, d| {
+        f.for_each_reachable(|_, d| {
             if let ExprData::Var(v) = d {
                 used.insert(*v);
             }
@@ -226,7 +228,9 @@ pub fn remove_unused_parameters(m: &mut Module) -> bool {
                 let ExprData::Global(callee) = f.exprs[call.callee] else { continue };
                 let Some((ch, _)) = changes.get(&callee) else { continue };
                 let Some(callee_f) = m.relax(callee) else { continue };
-                let args = update_args(&mut f, callee_f, ch, &call.args);
+                let old = f.list(call.args).to_vec();
+                let args = update_args(&mut f, callee_f, ch, &old);
+                let args = f.new_list(args);
                 f.exprs[bd.value] = ExprData::Call(Call { args, ..call });
                 changed = true;
             }
@@ -293,7 +297,7 @@ fn body_sym_vars(f: &RelaxFunction) -> Vec<SymVar> {
             f.pool.ty_vars(t, out);
         }
     };
-    for &b in &f.func.body.blocks {
+    for &b in &f.body().blocks {
         for bd in &f.blocks[b].bindings {
             let mut stack = vec![bd.value];
             while let Some(e) = stack.pop() {
@@ -314,7 +318,7 @@ fn body_sym_vars(f: &RelaxFunction) -> Vec<SymVar> {
                 if let Some(t) = f.ty_of(e) {
                     ty(t, &mut out);
                 }
-                let mut ops = crate::walk::operands(&f.exprs[e]);
+                let mut ops = f.operands(e);
                 ops.reverse();
                 stack.extend(ops);
             }
@@ -323,7 +327,7 @@ fn body_sym_vars(f: &RelaxFunction) -> Vec<SymVar> {
             }
         }
     }
-    if let Some(t) = f.ty_of(f.func.body.body) {
+    if let Some(t) = f.ty_of(f.body().body) {
         ty(t, &mut out);
     }
     out

@@ -57,7 +57,7 @@ impl<'a> Cx<'a> {
 
     /// The `i`-th Relax argument.
     pub fn arg(&self, i: usize) -> Option<Expr> {
-        self.call.args.get(i).copied()
+        self.call.args.get(i, &self.f.lists)
     }
 
     /// The type of an expression of the caller.
@@ -226,7 +226,7 @@ impl<'a> Cx<'a> {
     /// The fields of a tuple argument (`R.concat((a, b))`).
     pub fn tuple_fields(&self, i: usize) -> Option<Vec<Expr>> {
         match &self.f.exprs[self.arg(i)?] {
-            ExprData::Tuple(fields) => Some(fields.clone()),
+            ExprData::Tuple(fields) => Some(self.f.list(fields).to_vec()),
             _ => None,
         }
     }

@@ -52,7 +52,7 @@ pub fn expand(f: &mut RelaxFunction, value: Expr, names: &mut HashMap<String, i6
 /// The call's value becomes its argument (a variable or constant).
 fn identity(f: &mut RelaxFunction, value: Expr) -> bool {
     let ExprData::Call(call) = &f.exprs[value] else { return false };
-    let &[x] = &call.args[..] else { return false };
+    let &[x] = f.list(call.args) else { return false };
     let data = f.exprs[x].clone();
     if !matches!(data, ExprData::Var(_) | ExprData::Const(_)) {
         return false;
@@ -66,7 +66,7 @@ fn identity(f: &mut RelaxFunction, value: Expr) -> bool {
 /// `R.size(x)`.
 fn size(f: &mut RelaxFunction, value: Expr, names: &mut HashMap<String, i64>) -> bool {
     let ExprData::Call(call) = &f.exprs[value] else { return false };
-    let &[x] = &call.args[..] else { return false };
+    let &[x] = f.list(call.args) else { return false };
     let Some(TyData::Tensor { shape: TensorShape::Dims(dims), .. }) = f.ty_of(x).map(|t| f.pool.ty(t).clone()) else {
         return false;
     };
@@ -90,27 +90,22 @@ fn size(f: &mut RelaxFunction, value: Expr, names: &mut HashMap<String, i64>) ->
 
     let shape_ty = f.pool.intern_ty(TyData::shape(dims.clone()));
     let callee = op(f, shape_of);
-    let v1_value = f.add_expr(
-        ExprData::Call(Call { callee, args: vec![x_use], attrs: Attrs::new(), sinfo_args: Vec::new() }),
-        Some(shape_ty),
-    );
+    let v1_value = f.add_call(callee, [x_use], Attrs::new(), Vec::new(), Some(shape_ty));
     let v1 = f.add_var(fresh_name(names, prefix, false), shape_ty, dataflow);
 
     let len = f.pool.i64(dims.len() as i64);
     let vec_ty = f.pool.intern_ty(TyData::tensor(vec![len], DataType::INT64));
     let v1_use = f.use_var(v1);
     let callee = op(f, to_tensor);
-    let v2_value = f.add_expr(
-        ExprData::Call(Call { callee, args: vec![v1_use], attrs: Attrs::new(), sinfo_args: Vec::new() }),
-        Some(vec_ty),
-    );
+    let v2_value = f.add_call(callee, [v1_use], Attrs::new(), Vec::new(), Some(vec_ty));
     rewrite::packed(f, v2_value, "relax.run.shape_to_tensor", true);
     let v2 = f.add_var(fresh_name(names, prefix, false), vec_ty, dataflow);
 
     let v2_use = f.use_var(v2);
     let callee = op(f, prod);
     let attrs = Attrs(vec![("axis".to_string(), AttrValue::None), ("keepdims".to_string(), AttrValue::Bool(false))]);
-    f.exprs[value] = ExprData::Call(Call { callee, args: vec![v2_use], attrs, sinfo_args: Vec::new() });
+    let args = f.new_list([v2_use]);
+    f.exprs[value] = ExprData::Call(Call { callee, args, attrs, sinfo_args: Vec::new() });
     let bindings = &mut f.blocks[block].bindings;
     bindings.insert(at, Binding { var: v2, value: v2_value, kind: BindingKind::Value });
     bindings.insert(at, Binding { var: v1, value: v1_value, kind: BindingKind::Value });

@@ -167,7 +167,7 @@ fn legalize_call(m: &Module, f: &RelaxFunction, value: Expr, annotation: Option<
     // `image.grid_sample`'s type is known only when TVM 0.25's and 0.27's readings of the
     // grid agree (docs/design.md); its legalization computes the shape TOPI computes.
     let shape_from_compute = op_name == "relax.image.grid_sample";
-    if !call.args.iter().all(|&a| f.ty_of(a).is_some_and(|t| know_all_shape_values(f, t)))
+    if !f.list(call.args).iter().all(|&a| f.ty_of(a).is_some_and(|t| know_all_shape_values(f, t)))
         || !(shape_from_compute || know_all_shape_values(f, out_ty))
     {
         return None;
@@ -223,12 +223,12 @@ fn constant_result(m: &Module, f: &RelaxFunction, value: Expr) -> Option<relax_i
     };
     match id.name() {
         "relax.arange" => {
-            let [a, b, c] = call.args[..] else { return None };
+            let [a, b, c] = f.list(call.args)[..] else { return None };
             let dtype = f.ty_of(value).and_then(|t| f.pool.ty(t).dtype()).filter(|d| !d.is_void())?;
             create::const_arange(num(a)?, num(b)?, num(c)?, dtype)
         }
         "relax.astype" => {
-            let &[x] = &call.args[..] else { return None };
+            let &[x] = f.list(call.args) else { return None };
             let mut cx = Cx::new(m, f, call, f.ty_of(value)?);
             let v = cx.scalar_const(0)?;
             let dtype = cx.attr_dtype("dtype")?;

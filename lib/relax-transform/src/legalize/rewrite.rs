@@ -16,11 +16,10 @@ use std::collections::HashMap;
 use relax_ir::arith::Analyzer;
 use relax_ir::op::{OpRef, lookup};
 use relax_ir::{
-    BindingKind, Call, Expr, ExprData, Global, PrimExpr, RelaxFunction, SeqExpr, SymVar, TensorShape, Ty, TyData,
+    BindingKind, Call, Expr, ExprData, Global, PrimExpr, RelaxFunction, Seq, SymVar, TensorShape, Ty, TyData,
 };
 
 use super::Pending;
-use crate::walk::for_each_reachable;
 
 /// A binding's value and, for plain bindings, its variable.
 pub type BindingRef = (Expr, Option<relax_ir::Var>);
@@ -28,20 +27,15 @@ pub type BindingRef = (Expr, Option<relax_ir::Var>);
 /// The bindings of `f` in visiting order.
 pub fn bindings_in_order(f: &RelaxFunction) -> Vec<BindingRef> {
     let mut out = Vec::new();
-    seq_bindings(f, &f.func.body, &mut out);
+    seq_bindings(f, f.func.body, &mut out);
     out
 }
 
-fn seq_bindings(f: &RelaxFunction, s: &SeqExpr, out: &mut Vec<BindingRef>) {
-    for &b in &s.blocks {
+fn seq_bindings(f: &RelaxFunction, s: Seq, out: &mut Vec<BindingRef>) {
+    for &b in &f.seq(s).blocks {
         for bd in &f.blocks[b].bindings {
-            match &f.exprs[bd.value] {
-                ExprData::If { then_branch, else_branch, .. } => {
-                    seq_bindings(f, then_branch, out);
-                    seq_bindings(f, else_branch, out);
-                }
-                ExprData::Function(node) => seq_bindings(f, &node.body, out),
-                _ => {}
+            for nested in f.exprs[bd.value].nested_seqs() {
+                seq_bindings(f, nested, out);
             }
             let var = matches!(bd.kind, BindingKind::Value).then_some(bd.var);
             out.push((bd.value, var));
@@ -61,7 +55,7 @@ pub fn set_var_type(f: &mut RelaxFunction, var: relax_ir::Var, ty: Ty) {
     }
     f.vars[var].ty = ty;
     let mut uses = Vec::new();
-    for_each_reachable(f, |e, d| {
+    f.for_each_reachable(|e, d| {
         if matches!(d, ExprData::Var(v) if *v == var) {
             uses.push(e);
         }
@@ -91,7 +85,7 @@ pub fn call_tir(f: &mut RelaxFunction, value: Expr, callee: Global, p: Pending) 
     let gexpr = f.add_expr(ExprData::Global(callee), Some(callable));
     let arg_tys: Vec<Ty> = p.call_args.iter().map(|&a| f.ty_of(a).unwrap_or(object)).collect();
     let tuple_ty = f.pool.intern_ty(TyData::Tuple(arg_tys));
-    let tuple = f.add_expr(ExprData::Tuple(p.call_args.clone()), Some(tuple_ty));
+    let tuple = f.add_tuple(p.call_args.iter().copied(), Some(tuple_ty));
     let mut args = vec![gexpr, tuple];
     if !p.scalars.is_empty() {
         let dims: Vec<PrimExpr> = p.scalars.iter().map(|&s| map[&s]).collect();
@@ -99,6 +93,7 @@ pub fn call_tir(f: &mut RelaxFunction, value: Expr, callee: Global, p: Pending) 
         args.push(f.add_expr(ExprData::Shape(dims), Some(st)));
     }
     let op = f.add_expr(ExprData::Op(OpRef::Known(lookup("relax.call_tir").expect("in the op table"))), None);
+    let args = f.new_list(args);
     f.exprs[value] = ExprData::Call(Call { callee: op, args, attrs: relax_ir::Attrs::new(), sinfo_args: vec![out_ty] });
     f.expr_ty.set(value, Some(out_ty));
     if let Some(var) = bound_var(f, value) {
@@ -118,10 +113,11 @@ pub fn packed(f: &mut RelaxFunction, value: Expr, name: &str, pure: bool) {
         let op = lookup("relax.call_pure_packed").expect("in the op table");
         let callee = f.add_expr(ExprData::Op(OpRef::Known(op)), None);
         let mut args = vec![ext];
-        args.extend(call.args.iter().copied());
+        args.extend(f.list(call.args).iter().copied());
+        let args = f.new_list(args);
         Call { callee, args, attrs: relax_ir::Attrs::new(), sinfo_args: vec![ty] }
     } else {
-        Call { callee: ext, args: call.args.clone(), attrs: relax_ir::Attrs::new(), sinfo_args: vec![ty] }
+        Call { callee: ext, args: call.args, attrs: relax_ir::Attrs::new(), sinfo_args: vec![ty] }
     };
     f.exprs[value] = ExprData::Call(data);
 }
@@ -162,6 +158,7 @@ fn derived_type(f: &mut RelaxFunction, e: Expr) -> Option<Ty> {
     match f.exprs[e].clone() {
         ExprData::Var(v) => Some(f.vars[v].ty),
         ExprData::Tuple(fields) => {
+            let fields = f.list(fields).to_vec();
             let tys: Option<Vec<Ty>> = fields.iter().map(|&x| derived_type(f, x)).collect();
             tys.map(|t| f.pool.intern_ty(TyData::Tuple(t)))
         }
@@ -186,7 +183,7 @@ pub fn retype(f: &mut RelaxFunction) {
             set_var_type(f, var, t);
         }
     }
-    let body = f.func.body.body;
+    let body = f.body().body;
     if let Some(t) = derived_type(f, body) {
         f.expr_ty.set(body, Some(t));
         // A result type says only what the signature can: what the body alone defines

@@ -28,7 +28,7 @@ use relax_ir::arith::Analyzer;
 use relax_ir::{BinOp, DataType, PrimExpr, RelaxFunction};
 
 use super::tokens::{Event, ReqId, Unit};
-use crate::walk::SeqLoc;
+use relax_ir::Seq;
 
 /// A storage of the plan.
 pub type StorageId = usize;
@@ -71,7 +71,7 @@ pub struct Storage {
     /// Event index of its last release; `None` when never released.
     pub end: Option<usize>,
     /// The sequence of its first use.
-    pub seq: SeqLoc,
+    pub seq: Seq,
     /// When merged into an earlier storage.
     pub merged: Option<Merge>,
     refs: u32,

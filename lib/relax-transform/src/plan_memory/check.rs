@@ -20,9 +20,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::{Expr, ExprData, RelaxFunction, SeqExpr, Var};
-
-use crate::walk::operands;
+use relax_ir::{Expr, ExprData, RelaxFunction, Seq, Var};
 
 /// A tensor carved from a storage.
 struct Tensor {
@@ -76,7 +74,7 @@ const VIEWS: &[&str] = &["relax.reshape", "relax.memory.view", "relax.memory.ens
 /// Checks the planned function; `Err` names the first overlap found.
 pub fn check(f: &RelaxFunction) -> Result<(), String> {
     let mut c = Checker::default();
-    c.seq(f, &f.func.body.clone(), true);
+    c.seq(f, f.func.body, true);
     let mut by_memory: HashMap<usize, Vec<&Tensor>> = HashMap::new();
     for t in &c.tensors {
         by_memory.entry(t.memory).or_default().push(t);
@@ -114,21 +112,15 @@ impl Checker {
             match &f.exprs[x] {
                 ExprData::Var(v) => self.use_var(*v, at),
                 ExprData::Function(node) => {
-                    let mut inner = vec![node.body.body];
-                    let mut seqs = vec![node.body.clone()];
+                    let mut inner = vec![f.seq(node.body).body];
+                    let mut seqs = vec![node.body];
                     while let Some(s) = seqs.pop() {
+                        let s = f.seq(s);
                         inner.push(s.body);
                         for &b in &s.blocks {
                             for bd in &f.blocks[b].bindings {
                                 inner.push(bd.value);
-                                match &f.exprs[bd.value] {
-                                    ExprData::If { then_branch, else_branch, .. } => {
-                                        seqs.push(then_branch.clone());
-                                        seqs.push(else_branch.clone());
-                                    }
-                                    ExprData::Function(n) => seqs.push(n.body.clone()),
-                                    _ => {}
-                                }
+                                seqs.extend(f.exprs[bd.value].nested_seqs());
                             }
                         }
                     }
@@ -138,7 +130,7 @@ impl Checker {
                 }
                 _ => {}
             }
-            stack.extend(operands(&f.exprs[x]));
+            stack.extend(f.operands(x));
         }
     }
 
@@ -146,14 +138,14 @@ impl Checker {
     fn aliases_of(&self, f: &RelaxFunction, e: Expr) -> Al {
         match &f.exprs[e] {
             ExprData::Var(v) => self.aliases.get(v).cloned().unwrap_or_else(Al::none),
-            ExprData::Tuple(fields) => Al::Tuple(fields.iter().map(|&x| self.aliases_of(f, x)).collect()),
+            ExprData::Tuple(fields) => Al::Tuple(f.list(fields).iter().map(|&x| self.aliases_of(f, x)).collect()),
             ExprData::GetItem { tuple, index } => match self.aliases_of(f, *tuple) {
                 Al::Tuple(items) => items.get(*index as usize).cloned().unwrap_or_else(Al::none),
                 other => Al::Set(other.all()),
             },
             _ => {
                 let mut out = HashSet::new();
-                for x in operands(&f.exprs[e]) {
+                for x in f.operands(e) {
                     self.aliases_of(f, x).flat(&mut out);
                 }
                 Al::Set(out)
@@ -162,7 +154,8 @@ impl Checker {
     }
 
     /// Walks a sequence; returns what its result may alias.
-    fn seq(&mut self, f: &RelaxFunction, s: &SeqExpr, top: bool) -> (Al, HashSet<usize>) {
+    fn seq(&mut self, f: &RelaxFunction, s: Seq, top: bool) -> (Al, HashSet<usize>) {
+        let s = f.seq(s);
         for &b in &s.blocks {
             for bd in f.blocks[b].bindings.clone() {
                 self.pos += 1;
@@ -193,8 +186,8 @@ impl Checker {
         match &f.exprs[value] {
             ExprData::If { cond, then_branch, else_branch } => {
                 self.uses(f, *cond, at);
-                let (t1, m1) = self.seq(f, &then_branch.clone(), false);
-                let (t2, m2) = self.seq(f, &else_branch.clone(), false);
+                let (t1, m1) = self.seq(f, *then_branch, false);
+                let (t2, m2) = self.seq(f, *else_branch, false);
                 (Al::Set(t1.all().union(&t2.all()).copied().collect()), m1.union(&m2).copied().collect())
             }
             // A copy or match_cast only names the tensor again (its uses are the uses).
@@ -203,10 +196,10 @@ impl Checker {
                 let name = crate::emit::callee_op_name(f, call).unwrap_or_default();
                 let view = VIEWS.contains(&name.as_str())
                     || matches!(&f.exprs[call.callee], ExprData::ExternFunc(e) if e == "vm.builtin.reshape");
-                if view && let Some(&first) = call.args.first() {
+                if view && let Some(&first) = f.list(call.args).first() {
                     // A view names its input's memory again without reading it: its uses
                     // are the uses (a dead view does not keep the memory alive).
-                    for &a in &call.args[1..] {
+                    for &a in &f.list(call.args)[1..] {
                         self.uses(f, a, at);
                     }
                     return (self.aliases_of(f, first), HashSet::new());
@@ -217,7 +210,7 @@ impl Checker {
                     return (Al::none(), HashSet::from([self.next_memory]));
                 }
                 if name == "relax.memory.alloc_tensor" {
-                    let mems = match call.args.first().map(|&a| &f.exprs[a]) {
+                    let mems = match f.list(call.args).first().map(|&a| &f.exprs[a]) {
                         Some(ExprData::Var(s)) => self.memories.get(s).cloned().unwrap_or_default(),
                         _ => HashSet::new(),
                     };
@@ -230,7 +223,7 @@ impl Checker {
                 }
                 // Anything else may return (a view of) an argument.
                 let mut ts = HashSet::new();
-                for &a in &call.args {
+                for &a in f.list(call.args) {
                     self.aliases_of(f, a).flat(&mut ts);
                 }
                 (Al::Set(ts), HashSet::new())

@@ -23,7 +23,6 @@ use relax_ir::{BinOp, ExprData, Global, Module, PrimExpr, RelaxFunction, TensorS
 
 use super::bounds::{Bounds, read_bounds, upper_bound_dim};
 use crate::emit::callee_op_name;
-use crate::walk::{SeqLoc, all_seqs, seq};
 
 /// The figures of one function.
 #[derive(Clone, Debug)]
@@ -94,9 +93,16 @@ pub fn function_memory(m: &Module, g: Global) -> Option<FunctionMemory> {
     let mut conditional = 0;
     let mut naive: Vec<PrimExpr> = Vec::new();
     let mut planned: Vec<PrimExpr> = Vec::new();
-    for loc in all_seqs(&f) {
-        let nested = matches!(loc, SeqLoc::Then(_) | SeqLoc::Else(_));
-        for b in seq(&f, loc).blocks.clone() {
+    // The branches of `if`s: their allocations are conditional.
+    let mut branches = std::collections::HashSet::new();
+    f.for_each_reachable(|_, d| {
+        if let ExprData::If { then_branch, else_branch, .. } = d {
+            branches.extend([*then_branch, *else_branch]);
+        }
+    });
+    for loc in f.all_seqs() {
+        let nested = branches.contains(&loc);
+        for b in f.seq(loc).blocks.clone() {
             for bd in f.blocks[b].bindings.clone() {
                 let ExprData::Call(call) = f.exprs[bd.value].clone() else { continue };
                 let Some(op) = callee_op_name(&f, &call) else { continue };
@@ -125,7 +131,7 @@ pub fn function_memory(m: &Module, g: Global) -> Option<FunctionMemory> {
                         } else {
                             storages += 1;
                         }
-                        let size = call.args.first().and_then(|&a| match &f.exprs[a] {
+                        let size = f.list(call.args).first().and_then(|&a| match &f.exprs[a] {
                             ExprData::Shape(d) if d.len() == 1 => Some(d[0]),
                             _ => f.ty_of(a).and_then(|t| f.pool.ty(t).dims().and_then(|d| d.first().copied())),
                         });

@@ -21,13 +21,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::{BinOp, Binding, Block, Expr, ExprData, PrimExpr, RelaxFunction, SeqExpr, TensorShape, TyData, Var};
+use relax_ir::{BinOp, Binding, Block, Expr, ExprData, PrimExpr, RelaxFunction, TensorShape, TyData, Var};
 
 use super::allocate::{MergeKind, Plan, StorageId};
 use super::bounds::{Bounds, upper_bound_dim};
 use super::tokens::{ReqId, Unit};
 use crate::emit::{self, NameSupply};
-use crate::walk::SeqLoc;
+use relax_ir::Seq;
 
 /// What phase 3 needs besides the plan.
 pub struct Rewriter<'a> {
@@ -63,16 +63,15 @@ impl Rewriter<'_> {
         self.seq(f, root, &mut st)
     }
 
-    fn seq(&mut self, f: &mut RelaxFunction, loc: SeqLoc, st: &mut State) -> Result<(), String> {
-        let s: SeqExpr = crate::walk::seq(f, loc).clone();
+    fn seq(&mut self, f: &mut RelaxFunction, loc: Seq, st: &mut State) -> Result<(), String> {
+        let s = f.seq(loc).clone();
         for &b in &s.blocks {
             let bindings = std::mem::take(&mut f.blocks[b].bindings);
             let dataflow = f.blocks[b].dataflow;
             let mut out = Vec::with_capacity(bindings.len());
             for bd in bindings {
-                if matches!(f.exprs[bd.value], ExprData::If { .. }) {
-                    let r =
-                        self.seq(f, SeqLoc::Then(bd.value), st).and_then(|()| self.seq(f, SeqLoc::Else(bd.value), st));
+                if let ExprData::If { then_branch, else_branch, .. } = f.exprs[bd.value] {
+                    let r = self.seq(f, then_branch, st).and_then(|()| self.seq(f, else_branch, st));
                     out.push(bd);
                     if r.is_err() {
                         f.blocks[b].bindings = out;
@@ -163,13 +162,13 @@ impl Rewriter<'_> {
         let cond_e = f.pool.binary(BinOp::Le, storage.bytes, held).map_err(|_| "storage sizes of different types")?;
         let cond = emit::prim(f, cond_e);
         let then_body = f.use_var(prev);
-        let then_branch = SeqExpr { blocks: Vec::new(), body: then_body };
+        let then_branch = f.add_seq(Vec::new(), then_body);
         let call = alloc_storage(f, alloc, storage.bytes, &storage.scope, storage.dtype);
         let fresh = emit::bind(f, &fresh_name, call, false);
         let fresh_var = fresh.var;
         let blk = f.blocks.push(relax_ir::BlockData { dataflow: false, bindings: vec![fresh] });
         let else_body = f.use_var(fresh_var);
-        let else_branch = SeqExpr { blocks: vec![blk], body: else_body };
+        let else_branch = f.add_seq(vec![blk], else_body);
         let object = emit::object(f);
         let value = f.add_expr(ExprData::If { cond, then_branch, else_branch }, Some(object));
         let var = f.add_var(name, object, false);
@@ -181,11 +180,11 @@ impl Rewriter<'_> {
 /// The scope and dtype of an `R.builtin.alloc_tensor` call.
 fn scope_dtype(f: &RelaxFunction, alloc: Expr) -> (String, relax_ir::DataType) {
     let ExprData::Call(call) = &f.exprs[alloc] else { return ("global".into(), relax_ir::DataType::VOID) };
-    let scope = match call.args.get(3).map(|&a| &f.exprs[a]) {
+    let scope = match f.list(call.args).get(3).map(|&a| &f.exprs[a]) {
         Some(ExprData::Str(s)) => s.clone(),
         _ => "global".to_string(),
     };
-    let dtype = match call.args.get(1).map(|&a| &f.exprs[a]) {
+    let dtype = match f.list(call.args).get(1).map(|&a| &f.exprs[a]) {
         Some(ExprData::DType(t)) => *t,
         _ => relax_ir::DataType::VOID,
     };
@@ -195,7 +194,7 @@ fn scope_dtype(f: &RelaxFunction, alloc: Expr) -> (String, relax_ir::DataType) {
 /// A copy of the device-index argument of an `R.builtin.alloc_tensor` call.
 fn device_arg(f: &mut RelaxFunction, alloc: Expr) -> Expr {
     let arg = match &f.exprs[alloc] {
-        ExprData::Call(call) => call.args.get(2).copied(),
+        ExprData::Call(call) => f.list(call.args).get(2).copied(),
         _ => None,
     };
     match arg {
@@ -238,7 +237,7 @@ pub fn alloc_tensor(f: &mut RelaxFunction, alloc: Expr, storage: Var) -> Expr {
         Some(d) => emit::shape(f, d),
         None => match &f.exprs[alloc] {
             ExprData::Call(call) if !call.args.is_empty() => {
-                let a = call.args[0];
+                let a = f.list(call.args)[0];
                 let data = f.exprs[a].clone();
                 let t = f.ty_of(a);
                 f.add_expr(data, t)

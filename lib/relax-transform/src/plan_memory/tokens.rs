@@ -21,12 +21,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::{
-    Block, DataType, Expr, ExprData, Func, Module, PrimExpr, RelaxFunction, SeqExpr, TensorShape, Ty, TyData, Var,
-};
+use relax_ir::{Block, DataType, Expr, ExprData, Func, Module, PrimExpr, RelaxFunction, TensorShape, Ty, TyData, Var};
 
 use super::bounds::{Bounds, token_bytes, upper_bound_dim};
-use crate::walk::SeqLoc;
+use relax_ir::Seq;
 
 /// An allocation request: one `R.builtin.alloc_tensor`.
 pub type ReqId = usize;
@@ -39,7 +37,7 @@ pub struct Request {
     /// The block of the allocation.
     pub block: Block,
     /// The sequence of the allocation.
-    pub seq: SeqLoc,
+    pub seq: Seq,
     /// Bytes needed (upper-bounded, TVM's formula).
     pub bytes: PrimExpr,
     /// Element type.
@@ -60,9 +58,9 @@ pub enum Event {
     /// A kernel call uses these requests (with multiplicity).
     Use(Vec<ReqId>),
     /// A nested sequence (an `if` branch) starts.
-    Enter(SeqLoc),
+    Enter(Seq),
     /// That sequence ends.
-    Exit(SeqLoc),
+    Exit(Seq),
 }
 
 /// The tokens an expression refers to.
@@ -95,13 +93,13 @@ pub struct Unit {
     /// The events.
     pub events: Vec<Event>,
     /// The sequence the unit plans (its body).
-    pub root: Option<SeqLoc>,
+    pub root: Option<Seq>,
     /// Local functions found inside, each a unit of its own.
-    pub locals: Vec<SeqLoc>,
+    pub locals: Vec<Seq>,
 }
 
 /// Phase 1 over the unit whose body is the sequence at `root`.
-pub fn collect(m: &Module, f: &mut RelaxFunction, bounds: &Bounds, root: SeqLoc) -> Unit {
+pub fn collect(m: &Module, f: &mut RelaxFunction, bounds: &Bounds, root: Seq) -> Unit {
     let an = bounds.analyzer();
     let mut cx = Collector { m, bounds, an, var_tokens: HashMap::new(), unit: Unit::default(), blocks: Vec::new() };
     cx.unit.root = Some(root);
@@ -140,7 +138,7 @@ impl Collector<'_> {
     fn tokens_of(&self, f: &RelaxFunction, e: Expr) -> Tokens {
         match &f.exprs[e] {
             ExprData::Var(v) => self.var_tokens.get(v).cloned().unwrap_or_default(),
-            ExprData::Tuple(fields) => Tokens::Tuple(fields.iter().map(|&x| self.tokens_of(f, x)).collect()),
+            ExprData::Tuple(fields) => Tokens::Tuple(f.list(fields).iter().map(|&x| self.tokens_of(f, x)).collect()),
             ExprData::GetItem { tuple, index } => match self.tokens_of(f, *tuple) {
                 Tokens::Tuple(items) => items.get(*index as usize).cloned().unwrap_or_default(),
                 Tokens::None => Tokens::None,
@@ -154,11 +152,11 @@ impl Collector<'_> {
         }
     }
 
-    fn seq(&mut self, f: &mut RelaxFunction, loc: SeqLoc, nested: bool) {
+    fn seq(&mut self, f: &mut RelaxFunction, loc: Seq, nested: bool) {
         if nested {
             self.unit.events.push(Event::Enter(loc));
         }
-        let s: SeqExpr = crate::walk::seq(f, loc).clone();
+        let s = f.seq(loc).clone();
         for &b in &s.blocks {
             self.blocks.push(b);
             for bd in f.blocks[b].bindings.clone() {
@@ -175,22 +173,22 @@ impl Collector<'_> {
     }
 
     /// The tokens of a binding's value (after its effects on the requests).
-    fn value(&mut self, f: &mut RelaxFunction, var: Var, value: Expr, loc: SeqLoc) -> Tokens {
+    fn value(&mut self, f: &mut RelaxFunction, var: Var, value: Expr, loc: Seq) -> Tokens {
         match f.exprs[value].clone() {
             ExprData::Var(_) | ExprData::Tuple(_) | ExprData::GetItem { .. } => self.tokens_of(f, value),
-            ExprData::If { cond, .. } => {
+            ExprData::If { cond, then_branch, else_branch } => {
                 let t = self.tokens_of(f, cond);
                 self.discard(&t);
-                self.seq(f, SeqLoc::Then(value), true);
-                self.seq(f, SeqLoc::Else(value), true);
+                self.seq(f, then_branch, true);
+                self.seq(f, else_branch, true);
                 Tokens::None
             }
             ExprData::Function(node) => {
-                self.unit.locals.push(SeqLoc::Local(value));
+                self.unit.locals.push(node.body);
                 // Captured variables may outlive any use we can see.
                 let inner: HashSet<Var> = local_vars(f, &node);
                 let mut captured = Vec::new();
-                for_each_use(f, &node.body, &mut |v| {
+                for_each_use(f, node.body, &mut |v| {
                     if !inner.contains(&v) {
                         captured.push(v);
                     }
@@ -207,25 +205,25 @@ impl Collector<'_> {
                 match callee {
                     ExprData::Op(op) if op.name() == "relax.builtin.alloc_tensor" => self.request(f, var, value, loc),
                     ExprData::Op(op) if VIEW_OPS.contains(&op.name()) => {
-                        call.args.first().map(|&a| self.tokens_of(f, a)).unwrap_or_default()
+                        f.list(call.args).first().map(|&a| self.tokens_of(f, a)).unwrap_or_default()
                     }
                     ExprData::Op(op) if op.name() == "relax.vm.call_tir_dyn" => {
-                        self.use_args(f, &call.args);
+                        self.use_args(f, f.list(call.args));
                         Tokens::None
                     }
                     ExprData::ExternFunc(name) if name == "vm.builtin.reshape" => {
-                        call.args.first().map(|&a| self.tokens_of(f, a)).unwrap_or_default()
+                        f.list(call.args).first().map(|&a| self.tokens_of(f, a)).unwrap_or_default()
                     }
                     ExprData::ExternFunc(_) => {
-                        let used = self.use_args(f, &call.args);
+                        let used = self.use_args(f, f.list(call.args));
                         if may_hold_tensor(f, f.ty_of(value)) { Tokens::Any(used) } else { Tokens::None }
                     }
                     ExprData::Global(g) if is_kernel(self.m, f, g, value) => {
-                        self.use_args(f, &call.args);
+                        self.use_args(f, f.list(call.args));
                         Tokens::None
                     }
                     _ => {
-                        for &a in &call.args {
+                        for &a in f.list(call.args) {
                             let t = self.tokens_of(f, a);
                             self.discard(&t);
                         }
@@ -262,7 +260,7 @@ impl Collector<'_> {
 
     /// A new request for the `R.builtin.alloc_tensor` at `value`, when it can be planned:
     /// its type is a tensor of known dims and dtype.
-    fn request(&mut self, f: &mut RelaxFunction, var: Var, value: Expr, loc: SeqLoc) -> Tokens {
+    fn request(&mut self, f: &mut RelaxFunction, var: Var, value: Expr, loc: Seq) -> Tokens {
         let ExprData::Call(call) = f.exprs[value].clone() else { return Tokens::None };
         let Some(ty) = f.ty_of(value) else { return Tokens::None };
         let TyData::Tensor { shape: TensorShape::Dims(dims), dtype, .. } = f.pool.ty(ty).clone() else {
@@ -271,7 +269,7 @@ impl Collector<'_> {
         if dtype.is_void() {
             return Tokens::None;
         }
-        let scope = match call.args.get(3).map(|&a| &f.exprs[a]) {
+        let scope = match f.list(call.args).get(3).map(|&a| &f.exprs[a]) {
             Some(ExprData::Str(s)) => s.clone(),
             _ => "global".to_string(),
         };
@@ -310,22 +308,16 @@ fn may_hold_tensor(f: &RelaxFunction, t: Option<Ty>) -> bool {
 /// it (nested sequences included).
 fn local_vars(f: &RelaxFunction, node: &relax_ir::FunctionNode) -> HashSet<Var> {
     let mut out: HashSet<Var> = node.params.iter().copied().collect();
-    let mut stack = vec![node.body.clone()];
+    let mut stack = vec![node.body];
     while let Some(s) = stack.pop() {
-        for &b in &s.blocks {
+        for &b in &f.seq(s).blocks {
             for bd in &f.blocks[b].bindings {
                 out.insert(bd.var);
-                match &f.exprs[bd.value] {
-                    ExprData::If { then_branch, else_branch, .. } => {
-                        stack.push(then_branch.clone());
-                        stack.push(else_branch.clone());
-                    }
-                    ExprData::Function(inner) => {
-                        out.extend(inner.params.iter().copied());
-                        stack.push(inner.body.clone());
-                    }
-                    _ => {}
+                let value = &f.exprs[bd.value];
+                if let ExprData::Function(inner) = value {
+                    out.extend(inner.params.iter().copied());
                 }
+                stack.extend(value.nested_seqs());
             }
         }
     }
@@ -333,7 +325,8 @@ fn local_vars(f: &RelaxFunction, node: &relax_ir::FunctionNode) -> HashSet<Var> 
 }
 
 /// Calls `cb` on every variable used in `s` (nested sequences included).
-fn for_each_use(f: &RelaxFunction, s: &SeqExpr, cb: &mut dyn FnMut(Var)) {
+fn for_each_use(f: &RelaxFunction, s: Seq, cb: &mut dyn FnMut(Var)) {
+    let s = f.seq(s);
     let mut stack: Vec<Expr> = vec![s.body];
     for &b in &s.blocks {
         stack.extend(f.blocks[b].bindings.iter().map(|bd| bd.value));
@@ -341,13 +334,12 @@ fn for_each_use(f: &RelaxFunction, s: &SeqExpr, cb: &mut dyn FnMut(Var)) {
     while let Some(e) = stack.pop() {
         match &f.exprs[e] {
             ExprData::Var(v) => cb(*v),
-            ExprData::If { then_branch, else_branch, .. } => {
-                for_each_use(f, then_branch, cb);
-                for_each_use(f, else_branch, cb);
+            d => {
+                for s in d.nested_seqs() {
+                    for_each_use(f, s, cb);
+                }
             }
-            ExprData::Function(node) => for_each_use(f, &node.body, cb),
-            _ => {}
         }
-        stack.extend(crate::walk::operands(&f.exprs[e]));
+        stack.extend(f.operands(e));
     }
 }

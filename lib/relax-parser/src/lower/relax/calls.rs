@@ -79,6 +79,7 @@ fn function_call(
         ty = Some(infer::sinfo_result(fx, &sinfo_args));
     }
     let ty = ty.or(ann);
+    let args = fx.f.new_list(args);
     let data = ExprData::Call(Call { callee, args, attrs: Attrs::new(), sinfo_args });
     Ok(fx.add(data, ty, e.span))
 }
@@ -93,6 +94,7 @@ pub(crate) fn op_call(
     span: ast::Span,
 ) -> LResult<Expr> {
     let callee = fx.add(ExprData::Op(op), None, span);
+    let args = fx.f.new_list(args);
     let call = Call { callee, args, attrs, sinfo_args };
     let ty = infer::op_call_type(fx, &call, span)?;
     Ok(fx.add(ExprData::Call(call), ty, span))
@@ -213,7 +215,10 @@ fn dps_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call, which: &st
                 _ => {
                     let ty = super::ty_or_object(fx, value);
                     let ty = fx.ty(TyData::Tuple(vec![ty]));
-                    fx.add(ExprData::Tuple(vec![value]), Some(ty), args_expr.span)
+                    {
+                        let l = fx.f.new_list([value]);
+                        fx.add(ExprData::Tuple(l), Some(ty), args_expr.span)
+                    }
                 }
             }
         }
@@ -294,6 +299,7 @@ fn packed_call(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) -> LRes
     }
     let sinfo_args = sinfo_keyword(fx, call)?;
     let ty = Some(infer::sinfo_result(fx, &sinfo_args));
+    let args = fx.f.new_list(args);
     let data = ExprData::Call(Call { callee, args, attrs: Attrs::new(), sinfo_args });
     Ok(fx.add(data, ty, e.span))
 }
@@ -373,6 +379,7 @@ fn custom_call(
     }
     let callee = fx.add(ExprData::Op(OpRef::Custom(name)), None, call.func.span);
     let ty = if sinfo_args.is_empty() { ann } else { Some(infer::sinfo_result(fx, &sinfo_args)) };
+    let args = fx.f.new_list(args);
     let data = ExprData::Call(Call { callee, args, attrs, sinfo_args });
     Ok(fx.add(data, ty, e.span))
 }

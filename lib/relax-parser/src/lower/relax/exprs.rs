@@ -79,7 +79,7 @@ pub(crate) fn value(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, ann: Option<Ty>) -> 
                     // TVM's normaliser replaces every use of a (non-dataflow) variable of
                     // the empty tuple type with `R.tuple()`, so `a = R.print(...)` prints
                     // as the statement `R.print(...)` and the uses of `a` as `R.tuple()`.
-                    return Ok(fx.add(ExprData::Tuple(Vec::new()), Some(ty), e.span));
+                    return Ok(fx.add(ExprData::Tuple(relax_ir::ExprList::new()), Some(ty), e.span));
                 }
                 Ok(fx.add(ExprData::Var(v), Some(ty), e.span))
             }
@@ -171,6 +171,7 @@ pub(crate) fn tuple(fx: &mut FuncCx<'_, '_>, elts: &[ast::Expr], span: ast::Span
     }
     let tys: Vec<Ty> = fields.iter().map(|&f| super::ty_or_object(fx, f)).collect();
     let ty = fx.ty(TyData::Tuple(tys));
+    let fields = fx.f.new_list(fields);
     Ok(fx.add(ExprData::Tuple(fields), Some(ty), span))
 }
 

@@ -49,7 +49,7 @@ pub(crate) fn op_call_type(fx: &mut FuncCx<'_, '_>, call: &Call, span: ast::Span
     match infer::infer_op(fx.f, call, &an) {
         Ok(t) => Ok(t),
         // An argument whose own binding failed: the error is already reported.
-        Err(_) if call.args.iter().any(|&a| super::uses_poisoned(fx, a)) => Ok(None),
+        Err(_) if fx.f.list(call.args).to_vec().into_iter().any(|a| super::uses_poisoned(fx, a)) => Ok(None),
         Err(e) => Err(fx.d().error(span, e.message)),
     }
 }

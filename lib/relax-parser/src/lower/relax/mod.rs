@@ -179,7 +179,7 @@ impl<'a, 'd> FuncCx<'a, 'd> {
         // As for a named variable (`exprs::value`): outside a dataflow block, a use of a
         // void variable is `R.tuple()`.
         let e = if self.f.pool.ty(ty).is_void() && !self.block.dataflow {
-            self.f.add_expr(ExprData::Tuple(Vec::new()), Some(ty))
+            self.f.add_expr(ExprData::Tuple(relax_ir::ExprList::new()), Some(ty))
         } else {
             self.f.use_var(v)
         };
@@ -256,7 +256,7 @@ pub(crate) fn function_decorator_attrs(name: &str, deco: &Decorator, attrs: &mut
 pub(crate) fn uses_poisoned(fx: &FuncCx<'_, '_>, e: Expr) -> bool {
     match &fx.f.exprs[e] {
         ExprData::Var(v) => fx.poisoned.contains(v),
-        ExprData::Tuple(fields) => fields.iter().any(|&x| uses_poisoned(fx, x)),
+        ExprData::Tuple(fields) => fx.f.list(*fields).iter().any(|&x| uses_poisoned(fx, x)),
         _ => false,
     }
 }

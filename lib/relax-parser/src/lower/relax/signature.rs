@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use relax_ir::{Attrs, DataType, ExprData, FunctionNode, RelaxFunction, SeqExpr, TyData};
+use relax_ir::{Attrs, DataType, ExprData, FunctionNode, RelaxFunction, TyData};
 
 use super::super::module::{Decorator, ModuleCx};
 use super::super::prim_expr::{declaration_keywords, t_dtype};
@@ -21,22 +21,20 @@ pub(crate) fn empty_function() -> RelaxFunction {
     let mut pool = relax_ir::Pool::new();
     let void = pool.intern_ty(TyData::void());
     let mut exprs = relax_entity::PrimaryMap::new();
-    let body = exprs.push(ExprData::Tuple(Vec::new()));
+    let body = exprs.push(ExprData::Tuple(relax_ir::ExprList::new()));
     let mut expr_ty = relax_entity::SecondaryMap::new();
     expr_ty.set(body, Some(void));
+    let mut seqs = relax_entity::PrimaryMap::new();
+    let body = seqs.push(relax_ir::SeqData { blocks: Vec::new(), body });
     RelaxFunction {
         pool,
         vars: Default::default(),
         exprs,
         expr_ty,
         blocks: Default::default(),
-        func: FunctionNode {
-            params: Vec::new(),
-            ret: void,
-            body: SeqExpr { blocks: Vec::new(), body },
-            attrs: Attrs::new(),
-            pure: true,
-        },
+        seqs,
+        lists: Default::default(),
+        func: FunctionNode { params: Vec::new(), ret: void, body, attrs: Attrs::new(), pure: true },
         spans: Default::default(),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use relax_ir::{BindingKind, DataType, Expr, ExprData, FunctionNode, RelaxFunction, SeqExpr, Ty, TyData, Var};
+use relax_ir::{BindingKind, DataType, Expr, ExprData, FunctionNode, RelaxFunction, Ty, TyData, Var};
 
 use super::super::attrs::{lower_attr_dict, normalize_func_attrs};
 use super::super::module::ModuleCx;
@@ -23,7 +23,7 @@ pub(crate) fn lower_body(cx: &mut ModuleCx<'_>, def: &ast::FunctionDef, f: &mut 
     let seq = lower_seq(&mut fx, &def.body, Context::Function, def.name.span)?;
     fx.f.func.body = seq.seq;
     if def.returns.is_none() {
-        let body = fx.f.func.body.body;
+        let body = fx.f.body().body;
         let t = super::ty_or_object(&mut fx, body);
         let params = fx.f.func.params.clone();
         fx.f.func.ret = relax_ir::infer::erase_to_signature(fx.f, t, &params, &relax_ir::arith::Analyzer::new());
@@ -46,7 +46,7 @@ type BranchResult = (String, Option<Ty>, ast::Span);
 
 /// A lowered statement list.
 struct Seq {
-    seq: SeqExpr,
+    seq: relax_ir::Seq,
     /// For branches: the result variable.
     result: Option<BranchResult>,
 }
@@ -120,7 +120,8 @@ fn lower_seq_inner(fx: &mut FuncCx<'_, '_>, stmts: &[ast::Stmt], cxk: Context, e
     if failed {
         return Err(Reported);
     }
-    Ok(Seq { seq: SeqExpr { blocks: std::mem::take(&mut fx.blocks), body }, result })
+    let blocks = std::mem::take(&mut fx.blocks);
+    Ok(Seq { seq: fx.f.add_seq(blocks, body), result })
 }
 
 /// The last statement of an `if` branch: `y = value`; a non-leaf value is bound to
@@ -273,7 +274,7 @@ fn binding(
     let var = fx.define_var(name, ty, stmt.span);
     // A value computed from a failed binding is as unknown as it.
     let poisoned = match &fx.f.exprs[val] {
-        ExprData::Call(c) => c.args.iter().any(|&a| super::uses_poisoned(fx, a)),
+        ExprData::Call(c) => fx.f.list(c.args).iter().any(|&a| super::uses_poisoned(fx, a)),
         _ => super::uses_poisoned(fx, val),
     };
     if poisoned {
@@ -533,8 +534,9 @@ fn lower_if(
     }
     // The value's type joins the branches' (`algorithms.md` §9.5); an annotation on
     // either branch's assignment is the variable's type.
-    let a = super::ty_or_object(fx, then_seq.seq.body);
-    let b = super::ty_or_object(fx, else_seq.seq.body);
+    let (then_body, else_body) = (fx.f.seq(then_seq.seq).body, fx.f.seq(else_seq.seq).body);
+    let a = super::ty_or_object(fx, then_body);
+    let b = super::ty_or_object(fx, else_body);
     let joined = relax_ir::infer::lca(&mut fx.f.pool, a, b, &relax_ir::arith::Analyzer::new());
     let annotation = tann.or(*eann);
     let ty = annotation.unwrap_or(joined);
@@ -602,7 +604,10 @@ fn local_function_inner(fx: &mut FuncCx<'_, '_>, def: &ast::FunctionDef, pure: b
     let seq = seq?;
     let ret = match declared_ret {
         Some(t) => t,
-        None => super::ty_or_object(fx, seq.seq.body),
+        None => {
+            let body = fx.f.seq(seq.seq).body;
+            super::ty_or_object(fx, body)
+        }
     };
     Ok(FunctionNode { params, ret, body: seq.seq, attrs, pure })
 }
