@@ -7,6 +7,7 @@
 //!   interned TIR expressions (with TVM's folding constructors) and interned types.
 //! * [`op`]: the operator table.
 //! * [`infer`]: type inference (struct info): subtyping, joins, call and op result types.
+//! * [`structural`]: name-free fingerprints of functions (structural equality).
 //! * [`dtype`], [`attrs`], [`span`], [`entities`]: the small vocabulary.
 //!
 //! The data layout follows Cranelift: typed `u32` handles into arenas owned by each
@@ -28,6 +29,7 @@ pub mod prim_build;
 pub mod printer;
 pub mod relax;
 pub mod span;
+pub mod structural;
 pub mod tir;
 pub mod ty;
 pub mod verify;

@@ -113,32 +113,9 @@ impl Pool {
         }
     }
 
-    /// Calls `f` on each direct operand of `e`.
-    pub fn for_each_operand(&self, e: PrimExpr, mut f: impl FnMut(PrimExpr)) {
-        match &self.prims[e] {
-            PrimExprData::Int(..) | PrimExprData::Float(..) | PrimExprData::Str(_) | PrimExprData::Var(_) => {}
-            PrimExprData::Load { indices, .. } => indices.iter().for_each(|&i| f(i)),
-            PrimExprData::Bin(_, a, b) => {
-                f(*a);
-                f(*b);
-            }
-            PrimExprData::Not(a) | PrimExprData::Cast(_, a) => f(*a),
-            PrimExprData::Select(c, t, e2) => {
-                f(*c);
-                f(*t);
-                f(*e2);
-            }
-            PrimExprData::Call { args, .. } => args.iter().for_each(|&a| f(a)),
-            PrimExprData::Let { value, body, .. } => {
-                f(*value);
-                f(*body);
-            }
-            PrimExprData::Ramp { base, stride, .. } => {
-                f(*base);
-                f(*stride);
-            }
-            PrimExprData::Broadcast { value, .. } => f(*value),
-        }
+    /// Calls `f` on each direct operand of `e` ([`PrimExprData::for_each_operand`]).
+    pub fn for_each_operand(&self, e: PrimExpr, f: impl FnMut(PrimExpr)) {
+        self.prims[e].for_each_operand(f)
     }
 
     /// The variables `e` mentions, in first-occurrence order (left to right), without
@@ -220,27 +197,6 @@ impl Pool {
                 map.insert(*v, img);
                 return img;
             }
-            PrimExprData::Int(..) | PrimExprData::Float(..) | PrimExprData::Str(_) => from.prim(e).clone(),
-            PrimExprData::Load { dtype, buffer, indices } => PrimExprData::Load {
-                dtype: *dtype,
-                buffer: *buffer,
-                indices: indices.iter().map(|&i| self.import_prim(from, i, map)).collect(),
-            },
-            PrimExprData::Bin(op, a, b) => {
-                PrimExprData::Bin(*op, self.import_prim(from, *a, map), self.import_prim(from, *b, map))
-            }
-            PrimExprData::Not(a) => PrimExprData::Not(self.import_prim(from, *a, map)),
-            PrimExprData::Cast(t, a) => PrimExprData::Cast(*t, self.import_prim(from, *a, map)),
-            PrimExprData::Select(c, t, f) => PrimExprData::Select(
-                self.import_prim(from, *c, map),
-                self.import_prim(from, *t, map),
-                self.import_prim(from, *f, map),
-            ),
-            PrimExprData::Call { dtype, op, args } => PrimExprData::Call {
-                dtype: *dtype,
-                op: op.clone(),
-                args: args.iter().map(|&a| self.import_prim(from, a, map)).collect(),
-            },
             PrimExprData::Let { var, value, body } => {
                 let value = self.import_prim(from, *value, map);
                 let nv = self.vars.push(from.vars[*var].clone());
@@ -248,14 +204,7 @@ impl Pool {
                 map.insert(*var, img);
                 PrimExprData::Let { var: nv, value, body: self.import_prim(from, *body, map) }
             }
-            PrimExprData::Ramp { base, stride, lanes } => PrimExprData::Ramp {
-                base: self.import_prim(from, *base, map),
-                stride: self.import_prim(from, *stride, map),
-                lanes: *lanes,
-            },
-            PrimExprData::Broadcast { value, lanes } => {
-                PrimExprData::Broadcast { value: self.import_prim(from, *value, map), lanes: *lanes }
-            }
+            d => d.map_operands(|o| self.import_prim(from, o, map)),
         };
         self.raw(data)
     }

@@ -168,6 +168,77 @@ pub enum PrimExprData {
     },
 }
 
+impl PrimExprData {
+    /// Calls `f` on each direct operand, left to right: a load's indices, both sides of a
+    /// binary operation, a call's arguments, a `Let`'s value then body, ... (the `Let`'s
+    /// variable is not an operand). This is the one list of an expression's operands.
+    pub fn for_each_operand(&self, mut f: impl FnMut(PrimExpr)) {
+        match self {
+            PrimExprData::Int(..) | PrimExprData::Float(..) | PrimExprData::Str(_) | PrimExprData::Var(_) => {}
+            PrimExprData::Load { indices, .. } => indices.iter().for_each(|&i| f(i)),
+            PrimExprData::Bin(_, a, b) => {
+                f(*a);
+                f(*b);
+            }
+            PrimExprData::Not(a) | PrimExprData::Cast(_, a) => f(*a),
+            PrimExprData::Select(c, t, e) => {
+                f(*c);
+                f(*t);
+                f(*e);
+            }
+            PrimExprData::Call { args, .. } => args.iter().for_each(|&a| f(a)),
+            PrimExprData::Let { value, body, .. } => {
+                f(*value);
+                f(*body);
+            }
+            PrimExprData::Ramp { base, stride, .. } => {
+                f(*base);
+                f(*stride);
+            }
+            PrimExprData::Broadcast { value, .. } => f(*value),
+        }
+    }
+
+    /// The direct operands ([`PrimExprData::for_each_operand`]) in order.
+    pub fn operands(&self) -> Vec<PrimExpr> {
+        let mut out = Vec::new();
+        self.for_each_operand(|e| out.push(e));
+        out
+    }
+
+    /// The same node with each direct operand replaced by `f(operand)`, in the order of
+    /// [`PrimExprData::for_each_operand`] (interned expressions are immutable: the caller
+    /// interns the result).
+    pub fn map_operands(&self, mut f: impl FnMut(PrimExpr) -> PrimExpr) -> PrimExprData {
+        let mut d = self.clone();
+        match &mut d {
+            PrimExprData::Int(..) | PrimExprData::Float(..) | PrimExprData::Str(_) | PrimExprData::Var(_) => {}
+            PrimExprData::Load { indices, .. } => indices.iter_mut().for_each(|i| *i = f(*i)),
+            PrimExprData::Bin(_, a, b) => {
+                *a = f(*a);
+                *b = f(*b);
+            }
+            PrimExprData::Not(a) | PrimExprData::Cast(_, a) => *a = f(*a),
+            PrimExprData::Select(c, t, e) => {
+                *c = f(*c);
+                *t = f(*t);
+                *e = f(*e);
+            }
+            PrimExprData::Call { args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
+            PrimExprData::Let { value, body, .. } => {
+                *value = f(*value);
+                *body = f(*body);
+            }
+            PrimExprData::Ramp { base, stride, .. } => {
+                *base = f(*base);
+                *stride = f(*stride);
+            }
+            PrimExprData::Broadcast { value, .. } => *value = f(*value),
+        }
+        d
+    }
+}
+
 /// A TIR variable.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SymVarData {

@@ -274,6 +274,73 @@ pub enum StmtData {
     },
 }
 
+impl StmtData {
+    /// Calls `f` on each direct sub-statement, in execution order: the items of a
+    /// sequence, a scope's body, a block's init then body, an `if`'s branches. This is
+    /// the one list of a statement's children; walkers use it (or
+    /// [`StmtData::map_children`]) instead of matching every variant.
+    pub fn for_each_child(&self, mut f: impl FnMut(Stmt)) {
+        match self {
+            StmtData::Seq(v) => v.iter().for_each(|&s| f(s)),
+            StmtData::For { body, .. }
+            | StmtData::While { body, .. }
+            | StmtData::Let { body, .. }
+            | StmtData::Assert { body, .. }
+            | StmtData::Attr { body, .. }
+            | StmtData::DeclBuffer { body, .. }
+            | StmtData::Allocate { body, .. } => f(*body),
+            StmtData::Block(b) => {
+                if let Some(i) = b.init {
+                    f(i);
+                }
+                f(b.body);
+            }
+            StmtData::If { then_branch, else_branch, .. } => {
+                f(*then_branch);
+                if let Some(e) = else_branch {
+                    f(*e);
+                }
+            }
+            StmtData::Store { .. } | StmtData::Evaluate(_) => {}
+        }
+    }
+
+    /// The direct sub-statements ([`StmtData::for_each_child`]) in order.
+    pub fn children(&self) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        self.for_each_child(|s| out.push(s));
+        out
+    }
+
+    /// Replaces each direct sub-statement by `f(child)`, in the order of
+    /// [`StmtData::for_each_child`].
+    pub fn map_children(&mut self, mut f: impl FnMut(Stmt) -> Stmt) {
+        match self {
+            StmtData::Seq(v) => v.iter_mut().for_each(|s| *s = f(*s)),
+            StmtData::For { body, .. }
+            | StmtData::While { body, .. }
+            | StmtData::Let { body, .. }
+            | StmtData::Assert { body, .. }
+            | StmtData::Attr { body, .. }
+            | StmtData::DeclBuffer { body, .. }
+            | StmtData::Allocate { body, .. } => *body = f(*body),
+            StmtData::Block(b) => {
+                if let Some(i) = &mut b.init {
+                    *i = f(*i);
+                }
+                b.body = f(b.body);
+            }
+            StmtData::If { then_branch, else_branch, .. } => {
+                *then_branch = f(*then_branch);
+                if let Some(e) = else_branch {
+                    *e = f(*e);
+                }
+            }
+            StmtData::Store { .. } | StmtData::Evaluate(_) => {}
+        }
+    }
+}
+
 /// Source spans of a PrimFunc's entities.
 #[derive(Clone, Debug, Default)]
 pub struct TirSpans {
@@ -340,27 +407,7 @@ impl PrimFunc {
         while let Some(s) = stack.pop() {
             let data = &self.stmts[s];
             f(s, data);
-            let mut kids: Vec<Stmt> = Vec::new();
-            match data {
-                StmtData::Seq(v) => kids.extend(v.iter().copied()),
-                StmtData::For { body, .. }
-                | StmtData::While { body, .. }
-                | StmtData::Let { body, .. }
-                | StmtData::Assert { body, .. }
-                | StmtData::Attr { body, .. }
-                | StmtData::DeclBuffer { body, .. }
-                | StmtData::Allocate { body, .. } => kids.push(*body),
-                StmtData::Block(b) => {
-                    kids.extend(b.init);
-                    kids.push(b.body);
-                }
-                StmtData::If { then_branch, else_branch, .. } => {
-                    kids.push(*then_branch);
-                    kids.extend(*else_branch);
-                }
-                StmtData::Store { .. } | StmtData::Evaluate(_) => {}
-            }
-            stack.extend(kids.into_iter().rev());
+            stack.extend(data.children().into_iter().rev());
         }
     }
 }

@@ -10,7 +10,7 @@
 //! 3. [`rewrite`] and [`function`]: every group of more than one binding becomes a
 //!    function (its free operands as parameters, the symbolic variables its parameters
 //!    do not define as a last `tir_vars: R.Shape([...])` parameter, all symbolic
-//!    variables its own), added to the module unless an equal one is there ([`dedup`]),
+//!    variables its own), added to the module unless an equal one is there ([`relax_ir::structural`]),
 //!    and is called at the place of its last binding.
 //!
 //! Nothing crosses a block boundary. **Project rule**: the dataflow blocks of `if`
@@ -20,7 +20,6 @@
 //! With `--remarks=fuse-ops`, every edge between two bindings that stayed apart gets a
 //! remark naming both bindings and the rule ([`remarks`]).
 
-pub mod dedup;
 pub mod function;
 pub mod graph;
 pub mod partition;

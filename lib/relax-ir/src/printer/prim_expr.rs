@@ -157,8 +157,7 @@ pub(crate) fn vars_of(pool: &Pool, e: PrimExpr) -> Vec<SymVar> {
             }
             continue;
         }
-        let mut ops = Vec::new();
-        operands(d, |o| ops.push(o));
+        let ops = d.operands();
         if let PrimExprData::Let { var, .. } = d {
             if !out.contains(var) {
                 out.push(*var);
@@ -167,33 +166,6 @@ pub(crate) fn vars_of(pool: &Pool, e: PrimExpr) -> Vec<SymVar> {
         stack.extend(ops.into_iter().rev().filter(|o| o.index() < e.index()));
     }
     out
-}
-
-fn operands(d: &PrimExprData, mut f: impl FnMut(PrimExpr)) {
-    match d {
-        PrimExprData::Int(..) | PrimExprData::Float(..) | PrimExprData::Str(_) | PrimExprData::Var(_) => {}
-        PrimExprData::Load { indices, .. } => indices.iter().for_each(|&i| f(i)),
-        PrimExprData::Bin(_, a, b) => {
-            f(*a);
-            f(*b);
-        }
-        PrimExprData::Not(a) | PrimExprData::Cast(_, a) => f(*a),
-        PrimExprData::Select(c, t, e) => {
-            f(*c);
-            f(*t);
-            f(*e);
-        }
-        PrimExprData::Call { args, .. } => args.iter().for_each(|&a| f(a)),
-        PrimExprData::Let { value, body, .. } => {
-            f(*value);
-            f(*body);
-        }
-        PrimExprData::Ramp { base, stride, .. } => {
-            f(*base);
-            f(*stride);
-        }
-        PrimExprData::Broadcast { value, .. } => f(*value),
-    }
 }
 
 struct Printer<'p> {

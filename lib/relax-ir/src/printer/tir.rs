@@ -218,21 +218,8 @@ impl<'a, 'c> TirPrinter<'a, 'c> {
             }
             match f.stmts.get(s) {
                 Some(StmtData::Block(_)) => return true,
-                Some(StmtData::Seq(v)) => stack.extend(v.iter().copied()),
-                Some(
-                    StmtData::For { body, .. }
-                    | StmtData::While { body, .. }
-                    | StmtData::Let { body, .. }
-                    | StmtData::Assert { body, .. }
-                    | StmtData::Attr { body, .. }
-                    | StmtData::DeclBuffer { body, .. }
-                    | StmtData::Allocate { body, .. },
-                ) => stack.push(*body),
-                Some(StmtData::If { then_branch, else_branch, .. }) => {
-                    stack.push(*then_branch);
-                    stack.extend(*else_branch);
-                }
-                Some(StmtData::Store { .. } | StmtData::Evaluate(_)) | None => {}
+                Some(d) => d.for_each_child(|c| stack.push(c)),
+                None => {}
             }
         }
         false

@@ -13,7 +13,7 @@ use crate::entities::{Block, Buffer, Expr, Global, Stmt, SymVar, Var};
 use crate::module::{Func, Module};
 use crate::relax::{ExprData, RelaxFunction};
 use crate::span::Span;
-use crate::tir::{PrimFunc, StmtData};
+use crate::tir::PrimFunc;
 
 /// The IR entity a verifier error is about. Handles belong to the function named by
 /// [`VerifyError::global`].
@@ -193,27 +193,7 @@ fn stmt_parents(f: &PrimFunc) -> Vec<Option<Stmt>> {
         if std::mem::replace(&mut seen[s.index()], true) {
             continue;
         }
-        let mut kids: Vec<Stmt> = Vec::new();
-        match data {
-            StmtData::Seq(v) => kids.extend(v.iter().copied()),
-            StmtData::For { body, .. }
-            | StmtData::While { body, .. }
-            | StmtData::Let { body, .. }
-            | StmtData::Assert { body, .. }
-            | StmtData::Attr { body, .. }
-            | StmtData::DeclBuffer { body, .. }
-            | StmtData::Allocate { body, .. } => kids.push(*body),
-            StmtData::Block(b) => {
-                kids.extend(b.init);
-                kids.push(b.body);
-            }
-            StmtData::If { then_branch, else_branch, .. } => {
-                kids.push(*then_branch);
-                kids.extend(*else_branch);
-            }
-            StmtData::Store { .. } | StmtData::Evaluate(_) => {}
-        }
-        for k in kids {
+        for k in data.children() {
             if let Some(slot) = parents.get_mut(k.index())
                 && slot.is_none()
                 && k != f.body

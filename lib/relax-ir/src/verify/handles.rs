@@ -348,25 +348,7 @@ pub(super) fn check_prim(g: Global, fname: &str, f: &PrimFunc, out: &mut Vec<Ver
 
 /// The direct sub-statements of `s`, in execution order.
 pub(super) fn stmt_children(f: &PrimFunc, s: Stmt, out: &mut Vec<Stmt>) {
-    match &f.stmts[s] {
-        StmtData::Seq(v) => out.extend(v.iter().copied()),
-        StmtData::For { body, .. }
-        | StmtData::While { body, .. }
-        | StmtData::Let { body, .. }
-        | StmtData::Assert { body, .. }
-        | StmtData::Attr { body, .. }
-        | StmtData::DeclBuffer { body, .. }
-        | StmtData::Allocate { body, .. } => out.push(*body),
-        StmtData::Block(b) => {
-            out.extend(b.init);
-            out.push(b.body);
-        }
-        StmtData::If { then_branch, else_branch, .. } => {
-            out.push(*then_branch);
-            out.extend(*else_branch);
-        }
-        StmtData::Store { .. } | StmtData::Evaluate(_) => {}
-    }
+    f.stmts[s].for_each_child(|c| out.push(c));
 }
 
 /// Checks the handles of an extern function's type.

@@ -4,7 +4,7 @@
 //! Per dataflow block: the bindings of every group with more than one node go to a
 //! [`Creator`]; the variables other groups use become outputs of their group; each
 //! group's function is built and added to the module (a structurally equal function is
-//! reused, [`super::dedup`]); then the bindings are emitted in an order sorted by group
+//! reused, [`relax_ir::structural`]); then the bindings are emitted in an order sorted by group
 //! dependencies, the group's call at the place of its last binding, followed by one
 //! tuple item per output when there are several. Later uses of the group's outputs are
 //! renamed to the call's results.
@@ -39,7 +39,7 @@ impl Fusor {
         let mut known = HashMap::new();
         for (g, gd) in m.live() {
             if let Func::Relax(f) = &gd.func {
-                known.entry(super::dedup::fingerprint(f)).or_insert(g);
+                known.entry(relax_ir::structural::relax_function(f)).or_insert(g);
             }
         }
         Fusor { names: Names::default(), known, created: 0 }
@@ -213,7 +213,7 @@ impl Fusor {
     /// `BlockBuilder::AddFunction`: an equal function of the module, or a new one named
     /// after `hint` (made unique).
     fn add_function(&mut self, m: &mut Module, func: RelaxFunction, hint: &str, current: &str) -> Global {
-        let fp = super::dedup::fingerprint(&func);
+        let fp = relax_ir::structural::relax_function(&func);
         if let Some(&g) = self.known.get(&fp) {
             return g;
         }

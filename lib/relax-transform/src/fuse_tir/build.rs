@@ -476,20 +476,7 @@ fn dedup_block_names(t: &mut PrimFunc, body: Stmt) {
 }
 
 fn post_order_blocks(t: &PrimFunc, s: Stmt, out: &mut Vec<Stmt>) {
-    let kids: Vec<Stmt> = match &t.stmts[s] {
-        StmtData::Seq(v) => v.clone(),
-        StmtData::For { body, .. }
-        | StmtData::While { body, .. }
-        | StmtData::Let { body, .. }
-        | StmtData::Assert { body, .. }
-        | StmtData::Attr { body, .. }
-        | StmtData::DeclBuffer { body, .. }
-        | StmtData::Allocate { body, .. } => vec![*body],
-        StmtData::Block(b) => b.init.into_iter().chain(std::iter::once(b.body)).collect(),
-        StmtData::If { then_branch, else_branch, .. } => std::iter::once(*then_branch).chain(*else_branch).collect(),
-        StmtData::Store { .. } | StmtData::Evaluate(_) => Vec::new(),
-    };
-    for k in kids {
+    for k in t.stmts[s].children() {
         post_order_blocks(t, k, out);
     }
     if matches!(t.stmts[s], StmtData::Block(_)) {

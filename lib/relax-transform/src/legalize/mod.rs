@@ -16,7 +16,7 @@
 //!    [`layout`], [`scatter`], [`image`], [`qdq`], [`loss`]), with the arguments
 //!    converted as `bb.call_te` converts them ([`cx`]);
 //! 3. the PrimFunc is added to the module, unless a structurally equal one is there
-//!    already ([`dedup`]); a new one is named after the legalization (`add`, `tir_exp`,
+//!    already ([`relax_ir::structural`]); a new one is named after the legalization (`add`, `tir_exp`,
 //!    `matmul`), with a numeric suffix when the name is taken (`add1`, `add2`);
 //! 4. the value becomes `R.call_tir(cls.f, (tensor args...), out_sinfo=...)`, with
 //!    `tir_vars=R.shape([...])` for symbolic variables no buffer dim defines. The output
@@ -37,7 +37,6 @@ pub mod conv;
 pub mod conv_transpose;
 pub mod create;
 pub mod cx;
-pub mod dedup;
 pub mod elementwise;
 pub mod expand;
 pub mod image;
@@ -259,7 +258,7 @@ impl Adder {
         let mut known = HashMap::new();
         for (g, gd) in m.live() {
             if let Func::Prim(p) = &gd.func {
-                known.entry(dedup::fingerprint(p)).or_insert(g);
+                known.entry(relax_ir::structural::prim_func(p)).or_insert(g);
             }
         }
         Adder { known, names: HashMap::new(), var_names: HashMap::new() }
@@ -267,7 +266,7 @@ impl Adder {
 
     /// `BlockBuilder::AddFunction`: an equal PrimFunc's global, or a new one.
     fn add(&mut self, m: &mut Module, func: relax_ir::PrimFunc, hint: &str, current: &str) -> Global {
-        let fp = dedup::fingerprint(&func);
+        let fp = relax_ir::structural::prim_func(&func);
         if let Some(&g) = self.known.get(&fp) {
             return g;
         }

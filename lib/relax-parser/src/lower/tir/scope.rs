@@ -228,22 +228,11 @@ impl<'a, 'd> TirCx<'a, 'd> {
     pub fn contains_block(&self, s: Stmt) -> bool {
         let mut stack = vec![s];
         while let Some(s) = stack.pop() {
-            match &self.stmts[s] {
-                StmtData::Block(_) => return true,
-                StmtData::Seq(v) => stack.extend(v.iter().copied()),
-                StmtData::For { body, .. }
-                | StmtData::While { body, .. }
-                | StmtData::Let { body, .. }
-                | StmtData::Assert { body, .. }
-                | StmtData::Attr { body, .. }
-                | StmtData::DeclBuffer { body, .. }
-                | StmtData::Allocate { body, .. } => stack.push(*body),
-                StmtData::If { then_branch, else_branch, .. } => {
-                    stack.push(*then_branch);
-                    stack.extend(*else_branch);
-                }
-                StmtData::Store { .. } | StmtData::Evaluate(_) => {}
+            let d = &self.stmts[s];
+            if matches!(d, StmtData::Block(_)) {
+                return true;
             }
+            d.for_each_child(|c| stack.push(c));
         }
         false
     }
