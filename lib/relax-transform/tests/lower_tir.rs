@@ -3,8 +3,6 @@
 //! (so run-time errors stay at their lines), and lowering again changes nothing; a
 //! function that cannot be lowered is reported and left as it was.
 
-use std::borrow::Cow;
-
 use relax_entity::EntityRef;
 use relax_ir::{Span, Stmt, StmtData, tir_lower, verify};
 use relax_pass::{PassContext, PassManager, Pipeline};
@@ -84,7 +82,6 @@ fn blocks_are_replaced_in_place_and_keep_their_spans() {
     let text = relax_ir::printer::print_module(&m);
     assert!(!tir_lower::lower_module(&mut m).expect("lowers"));
     assert_eq!(relax_ir::printer::print_module(&m), text);
-    assert!(matches!(tir_lower::lowered_module(&m), Ok(Cow::Borrowed(_))));
 }
 
 #[test]

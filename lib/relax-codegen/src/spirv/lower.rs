@@ -3,9 +3,7 @@
 
 use std::collections::HashMap;
 
-use relax_ir::{
-    BinOp, Buffer, DataType, PrimExpr, PrimExprData, PrimFunc, Span, Stmt, StmtData, SymVar, TypeCode,
-};
+use relax_ir::{BinOp, Buffer, DataType, PrimExpr, PrimExprData, PrimFunc, Span, Stmt, StmtData, SymVar, TypeCode};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{self, Word};
 

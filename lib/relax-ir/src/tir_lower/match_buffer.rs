@@ -32,7 +32,11 @@ pub(super) fn lower(f: &mut PrimFunc, mb: &MatchBufferRegion, defined: &mut [boo
     let bd = f.buffers[mb.buffer].clone();
     let (r, n) = (mb.source.region.len(), bd.shape.len());
     if r != sd.shape.len() {
-        return Err(format!("the region `T.match_buffer` of `{}` views has {r} ranges for {} dims", bd.name, sd.shape.len()));
+        return Err(format!(
+            "the region `T.match_buffer` of `{}` views has {r} ranges for {} dims",
+            bd.name,
+            sd.shape.len()
+        ));
     }
     if n > r {
         return Err(format!("`T.match_buffer` of `{}` has more dims than its source region", bd.name));

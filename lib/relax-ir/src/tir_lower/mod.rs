@@ -1,8 +1,8 @@
 //! Lowered TIR: PrimFuncs without blocks, the only form the TIR interpreter and the code
 //! generators run (`docs/design.md`, "Lowered TIR"). The `lower-tir` pass wraps
-//! [`lower_module`]; the tools, `fold-constant`'s evaluator and the interpreter's
-//! legalization fallback call it directly, which is why it lives in the IR crate, below
-//! both the passes and the TIR evaluator.
+//! [`lower_prim_func`]; the tools, `fold-constant`'s evaluator and the interpreter's
+//! legalization fallback call it ([`lower_module`]) directly, which is why it lives in
+//! the IR crate, below both the passes and the TIR evaluator.
 //!
 //! Each block statement is replaced in place (it keeps its handle and source span, and
 //! every statement made for it gets the block's span, so run-time errors are reported
@@ -33,14 +33,12 @@
 
 mod match_buffer;
 
-use std::borrow::Cow;
-
+use crate::DataType;
 use crate::diag::Diagnostic;
 use crate::entities::{Buffer, PrimExpr, Stmt, SymVar};
 use crate::module::{Func, Module};
 use crate::prim::{BinOp, PrimExprData};
 use crate::tir::{AttrNode, BlockNode, IterKind, IterVar, PrimFunc, StmtData};
-use crate::DataType;
 
 /// True when `f` has a block statement (it is not lowered TIR yet).
 pub fn has_blocks(f: &PrimFunc) -> bool {
@@ -74,17 +72,6 @@ pub fn lower_module(m: &mut Module) -> Result<bool, Vec<Diagnostic>> {
         }
     }
     if errors.is_empty() { Ok(changed) } else { Err(errors) }
-}
-
-/// `m` with its PrimFuncs lowered: `m` itself when none has blocks, else a lowered copy
-/// (what the tools hand to the interpreter and the engines).
-pub fn lowered_module(m: &Module) -> Result<Cow<'_, Module>, Vec<Diagnostic>> {
-    if !m.live().any(|(g, _)| m.prim_func(g).is_some_and(has_blocks)) {
-        return Ok(Cow::Borrowed(m));
-    }
-    let mut copy = m.clone();
-    lower_module(&mut copy)?;
-    Ok(Cow::Owned(copy))
 }
 
 /// Lowers the blocks of the PrimFunc `f` (named `name` in messages); returns whether it
@@ -187,7 +174,9 @@ fn init_condition(f: &mut PrimFunc, iter_vars: &[IterVar]) -> Option<PrimExpr> {
         let eq = compare(f, BinOp::Eq, v, iv.dom.min);
         cond = Some(match cond {
             None => eq,
-            Some(c) => f.pool.binary(BinOp::And, c, eq).unwrap_or_else(|_| f.pool.raw(PrimExprData::Bin(BinOp::And, c, eq))),
+            Some(c) => {
+                f.pool.binary(BinOp::And, c, eq).unwrap_or_else(|_| f.pool.raw(PrimExprData::Bin(BinOp::And, c, eq)))
+            }
         });
     }
     cond
@@ -241,7 +230,9 @@ fn defined_vars(f: &PrimFunc) -> Vec<bool> {
                 mark(&mut d, v);
             }
         }
-        StmtData::DeclBuffer { buffer, .. } | StmtData::Allocate { buffer, .. } => mark(&mut d, f.buffers[*buffer].data),
+        StmtData::DeclBuffer { buffer, .. } | StmtData::Allocate { buffer, .. } => {
+            mark(&mut d, f.buffers[*buffer].data)
+        }
         _ => {}
     });
     d
