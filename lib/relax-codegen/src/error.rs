@@ -1,7 +1,7 @@
 //! Errors of code generation: a message and, where one is known, the span of the
 //! statement or function that could not be compiled.
 
-use relax_ir::{Diagnostic, Span};
+use relax_ir::{Diagnostic, PrimFunc, Span, tir_lower};
 
 /// Why a PrimFunc could not be compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,3 +37,18 @@ impl std::fmt::Display for CodegenError {
 }
 
 impl std::error::Error for CodegenError {}
+
+/// The internal error of a code generator given a PrimFunc with blocks.
+pub(crate) fn not_lowered(name: &str) -> CodegenError {
+    CodegenError::new(format!(
+        "internal error: `{name}` still has blocks; the code generators take lowered TIR only (`lower-tir`, `relax_ir::tir_lower`)"
+    ))
+}
+
+/// [`not_lowered`] at the first block of `f`, if it has one.
+pub(crate) fn require_lowered(name: &str, f: &PrimFunc) -> Result<(), CodegenError> {
+    match tir_lower::first_block(f) {
+        Some(s) => Err(not_lowered(name).or_at(f.spans.stmts[s])),
+        None => Ok(()),
+    }
+}

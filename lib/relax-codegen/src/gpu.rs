@@ -1,13 +1,14 @@
 //! The host side of GPU kernels, shared by the SPIR-V and PTX back ends and the GPU
 //! engines (`docs/gpu.md`).
 //!
-//! A PrimFunc scheduled by `schedule-gpu` is a root block whose body is a sequence of
-//! launches, each `for b in T.thread_binding(B, thread="blockIdx.x"): for t in
+//! A PrimFunc scheduled by `schedule-gpu` and lowered (`relax_ir::tir_lower`) is the
+//! root block's allocations (`T.alloc_buffer` statements) around a sequence of launches,
+//! each `for b in T.thread_binding(B, thread="blockIdx.x"): for t in
 //! T.thread_binding(T, thread="threadIdx.x"): ...`. [`analyze`] turns it into a
 //! [`GpuFunc`]: one [`Launch`] per stage, run in order (each is its own kernel), with the
 //! grid size `B` as a symbolic expression and the block size `T` a constant; the buffers
-//! every kernel of the function binds (the parameters' tensors, then the root block's
-//! allocations, which live in global memory between launches); and the scalar
+//! every kernel of the function binds (the parameters' tensors, then the allocations
+//! around the launches, which live in global memory between launches); and the scalar
 //! arguments (scalar parameters and the symbolic dims bound by parameter buffers, in the
 //! order of [`crate::abi`]), which SPIR-V passes as push constants and PTX as kernel
 //! parameters. [`eval_int`] evaluates the symbolic sizes once the dims are known.
@@ -24,7 +25,8 @@ use crate::error::CodegenError;
 pub enum BufSource {
     /// The tensor passed as parameter number `.0`.
     Param(usize),
-    /// An allocation of the root block: the engine provides zero-filled scratch memory.
+    /// An allocation around the launches (the root block's): the engine provides
+    /// zero-filled scratch memory.
     Scratch,
 }
 
@@ -103,7 +105,7 @@ pub fn analyze(name: &str, g: Global, f: &PrimFunc) -> Result<GpuFunc, CodegenEr
         ))
         .or_at(f.spans.func)
     };
-    let root = f.root_block().ok_or_else(not_scheduled)?;
+    crate::error::require_lowered(name, f)?;
     if !f.ret.is_void() {
         return Err(CodegenError::new(format!("`{name}` returns a value; GPU kernels cannot")).or_at(f.spans.func));
     }
@@ -127,8 +129,17 @@ pub fn analyze(name: &str, g: Global, f: &PrimFunc) -> Result<GpuFunc, CodegenEr
             _ => {}
         }
     }
-    for &b in &root.alloc_buffers {
-        buffers.push((b, BufSource::Scratch));
+    // The allocations around the stages (the root block's, lowered), and the stages.
+    let mut top = f.body;
+    loop {
+        match &f.stmts[top] {
+            StmtData::Allocate { buffer, body } => {
+                buffers.push((*buffer, BufSource::Scratch));
+                top = *body;
+            }
+            StmtData::Seq(v) if v.len() == 1 => top = v[0],
+            _ => break,
+        }
     }
     let buffers = buffers
         .into_iter()
@@ -137,9 +148,9 @@ pub fn analyze(name: &str, g: Global, f: &PrimFunc) -> Result<GpuFunc, CodegenEr
             GpuBuf { buffer: b, source, shape: bd.shape.clone(), dtype: bd.dtype }
         })
         .collect::<Vec<_>>();
-    let stages = match &f.stmts[root.body] {
+    let stages = match &f.stmts[top] {
         StmtData::Seq(v) => v.clone(),
-        _ => vec![root.body],
+        _ => vec![top],
     };
     let many = stages.len() > 1;
     let mut launches = Vec::new();

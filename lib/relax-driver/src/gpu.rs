@@ -2,7 +2,8 @@
 //! `relax-run --engine vulkan|cuda`.
 //!
 //! Both emitters accept un-lowered modules: the default pipeline runs first with
-//! `schedule-gpu` in place of `schedule-cpu` ([`crate::pipeline::Target::Gpu`]).
+//! `schedule-gpu` in place of `schedule-cpu` ([`crate::pipeline::Target::Gpu`]), then
+//! the kernels are lowered ([`crate::pipeline::lower_tir`]).
 //! `--emit=spirv` writes one SPIR-V module (binary) holding every kernel; `--emit=ptx`
 //! prints PTX (text) headed by the launch description. `--engine vulkan|cuda` runs the
 //! kernels on a device; `--engine cuda` without an NVIDIA driver or GPU says that CUDA
@@ -31,7 +32,8 @@ pub(crate) struct GpuTranslate<'a> {
     pub color: bool,
 }
 
-/// Runs the default pipeline for the GPU when asked; reports and returns `false` on errors.
+/// Runs the default pipeline for the GPU when asked, then lowers the kernels
+/// ([`crate::pipeline::lower_tir`]); reports and returns `false` on errors.
 pub(crate) fn lower_for_gpu(
     tool: &str,
     default_pipeline: bool,
@@ -41,25 +43,28 @@ pub(crate) fn lower_for_gpu(
     color: bool,
     io: &mut Io<'_>,
 ) -> bool {
-    if !default_pipeline {
-        return true;
-    }
-    match crate::pipeline::run_pipeline_for(module, crate::pipeline::Target::Gpu) {
-        Ok(passes) => {
-            if verbose {
-                let _ = if passes.is_empty() {
-                    writeln!(io.stderr, "{tool}: default pipeline: nothing to do")
-                } else {
-                    writeln!(io.stderr, "{tool}: default pipeline: {}", passes.join(", "))
-                };
+    if default_pipeline {
+        match crate::pipeline::run_pipeline_for(module, crate::pipeline::Target::Gpu) {
+            Ok(passes) => {
+                if verbose {
+                    let _ = if passes.is_empty() {
+                        writeln!(io.stderr, "{tool}: default pipeline: nothing to do")
+                    } else {
+                        writeln!(io.stderr, "{tool}: default pipeline: {}", passes.join(", "))
+                    };
+                }
             }
-            true
-        }
-        Err(d) => {
-            report(io, tool, file, &d, color);
-            false
+            Err(d) => {
+                report(io, tool, file, &d, color);
+                return false;
+            }
         }
     }
+    if let Err(d) = crate::pipeline::lower_tir(module) {
+        report(io, tool, file, &d, color);
+        return false;
+    }
+    true
 }
 
 /// `relax-translate --emit=ptx|spirv`.

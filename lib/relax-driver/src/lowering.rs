@@ -1,6 +1,7 @@
 //! The lowering the tools give the interpreter for ops without a reference kernel:
-//! `legalize-ops` ([`relax_runtime::lowering`]). The interpreter does not depend on the
-//! passes; this is where the two meet.
+//! `legalize-ops`, then the kernels' lowering to lowered TIR (`relax_ir::tir_lower`)
+//! ([`relax_runtime::lowering`]). The interpreter does not depend on the passes; this is
+//! where the two meet.
 
 use relax_ir::Module;
 use relax_runtime::lowering::{Lowered, OpLowering};
@@ -25,5 +26,8 @@ impl OpLowering for Legalize {
 
     fn lower(&self, m: &mut Module) {
         legalize_module(m);
+        // The interpreter runs lowered TIR. Legalized kernels always lower; were one not
+        // to, the interpreter would report its block as an internal error.
+        let _ = relax_ir::tir_lower::lower_module(m);
     }
 }

@@ -4,12 +4,25 @@
 //! [`DEFAULT_PIPELINE`] (TVM's zero pipeline, then `schedule-cpu`); one whose only
 //! unfinished business is unscheduled kernels gets `schedule-cpu` alone; anything else
 //! is left as it is. A kernel counts as scheduled when it says so (`tirx.is_scheduled`)
-//! or already has parallel, vectorized or unrolled loops.
+//! or already has parallel, vectorized or unrolled loops. After it (or without it),
+//! [`lower_tir`] turns the kernels into the lowered TIR the engines run.
 
 use relax_ir::{Diagnostic, ExprData, Module, PrimFunc};
 use relax_pass::{PassContext, PassManager, Pipeline, PipelineError};
 
 use crate::ir_text::verify_diagnostics;
+
+/// Lowers the PrimFuncs of `m` with blocks to lowered TIR (`relax_ir::tir_lower`, the
+/// `lower-tir` pass) and verifies the result: the last step before a module reaches the
+/// interpreter, the JIT or a code generator, which run lowered TIR only. It is not one of
+/// the passes of the default pipeline (which `--verbose` names): it runs whether or not
+/// the pipeline does.
+pub fn lower_tir(m: &mut Module) -> Result<(), Vec<Diagnostic>> {
+    if relax_ir::tir_lower::lower_module(m)? {
+        verify_diagnostics(m)?;
+    }
+    Ok(())
+}
 
 /// The passes of the default pipeline, in order.
 pub const DEFAULT_PIPELINE: &[&str] =

@@ -109,7 +109,7 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Ok(f) => f,
         Err(e) => return fail(io, e),
     };
-    let module = match relax_parser::parse_module(&file.text) {
+    let mut module = match relax_parser::parse_module(&file.text) {
         Ok(m) => m,
         Err(d) => {
             let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
@@ -130,6 +130,11 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         let driver = cli.cuda_driver.as_deref().map(Path::as_os_str);
         return crate::gpu::run_gpu(&cli.engine, !cli.no_default_pipeline, driver, &file, module, color, io, &mut exec);
     }
+    // The interpreter runs lowered TIR: one lowered copy, made here.
+    if let Err(d) = crate::pipeline::lower_tir(&mut module) {
+        let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
+        return 1;
+    }
     execute(&cli, &file, &module, None, color, &syms, io)
 }
 
@@ -146,6 +151,10 @@ fn run_jit(
     if !cli.no_default_pipeline
         && let Err(d) = crate::pipeline::run_default_pipeline(&mut module, crate::pipeline::vector_bits(None))
     {
+        crate::cli::report(io, "relax-run", file, &d, color);
+        return 1;
+    }
+    if let Err(d) = crate::pipeline::lower_tir(&mut module) {
         crate::cli::report(io, "relax-run", file, &d, color);
         return 1;
     }

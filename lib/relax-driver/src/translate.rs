@@ -3,7 +3,8 @@
 //!
 //! Input that still holds high-level ops or unscheduled kernels first goes through the
 //! default pipeline ([`crate::pipeline`]); `--no-default-pipeline` turns that off and
-//! `--verbose` names the passes that ran. Every PrimFunc becomes
+//! `--verbose` names the passes that ran; the kernels are then lowered
+//! ([`crate::pipeline::lower_tir`]), with or without it. Every PrimFunc becomes
 //! `i32 name_packed(ptr args)` (the calling convention of `relax_codegen::abi`); Relax
 //! functions are not compiled (the JIT interprets them).
 
@@ -113,6 +114,10 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
                 return 1;
             }
         }
+    }
+    if let Err(d) = crate::pipeline::lower_tir(&mut module) {
+        report(io, "relax-translate", &file, &d, color);
+        return 1;
     }
     let out = match emit(&module, &cli) {
         Ok(bytes) => bytes,

@@ -5,6 +5,7 @@
 //! 2. un-legalized, through the legalization of each op call with its static shapes, and
 //! 3. after `legalize-ops` (symbolic PrimFuncs), through the TIR interpreter,
 //!
+//! (the TIR of both modules lowered, as the tools lower it before running)
 //! with the same seeded inputs (symbolic variables set to small distinct values).
 //! Integers and bools must be equal; floats within `1e-5` relative (`+1e-6` absolute)
 //! for float32/float64, and within one unit in the last place for float16/bfloat16.
@@ -14,7 +15,7 @@
 use std::collections::BTreeSet;
 
 use relax_driver::lowering::Legalize;
-use relax_ir::{ExprData, Module, TypeCode};
+use relax_ir::{ExprData, Module, TypeCode, tir_lower};
 use relax_runtime::{Interpreter, Options, Scalar, Value, inputs};
 use support::interp::{chunks, files, fresh, seeded_syms};
 
@@ -66,9 +67,14 @@ fn legalized_modules_give_the_same_numbers() {
     for path in files() {
         let text = std::fs::read_to_string(&path).expect("readable");
         for (ci, chunk) in chunks(&text).iter().enumerate() {
-            let Ok(m) = relax_parser::parse_module(chunk) else { continue };
+            let Ok(mut m) = relax_parser::parse_module(chunk) else { continue };
             let mut legal = m.clone();
             relax_transform::legalize::legalize_module(&mut legal);
+            // The interpreter runs lowered TIR.
+            if let Err(e) = tir_lower::lower_module(&mut m).and_then(|_| tir_lower::lower_module(&mut legal)) {
+                failures.push(format!("{}#{ci}: lowering failed: {e:?}", path.display()));
+                continue;
+            }
             let funcs: Vec<_> = m
                 .live()
                 .filter(|(_, g)| matches!(g.func, relax_ir::Func::Relax(_)))

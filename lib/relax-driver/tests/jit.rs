@@ -6,7 +6,8 @@
 //!    (schedules keep the order of every computation), and
 //! 2. through the JIT-compiled kernels, the same bits as the interpreter,
 //!
-//! with the same seeded inputs. Needs the `llvm` feature.
+//! with the same seeded inputs (the TIR of both modules lowered, as the tools lower it).
+//! Needs the `llvm` feature.
 #![cfg(feature = "llvm")]
 
 use relax_driver::lowering::Legalize;
@@ -59,6 +60,13 @@ fn jit_gives_the_interpreters_bits() {
             let prims: Vec<_> = sched.live().filter(|(g, _)| sched.prim_func(*g).is_some()).map(|(g, _)| g).collect();
             for g in prims {
                 relax_transform::schedule_cpu::schedule_prim_func(sched.prim_func_mut(g).expect("a PrimFunc"), bits);
+            }
+            // The engines run lowered TIR, as the tools hand it to them.
+            if let Err(e) = relax_ir::tir_lower::lower_module(&mut legal)
+                .and_then(|_| relax_ir::tir_lower::lower_module(&mut sched))
+            {
+                failures.push(format!("{}#{ci}: lowering failed: {e:?}", path.display()));
+                continue;
             }
             let funcs: Vec<(relax_ir::Global, String)> = legal
                 .live()

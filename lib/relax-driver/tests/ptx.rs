@@ -4,7 +4,7 @@
 //! the text heads with one `// launch:` line per kernel.
 #![cfg(feature = "llvm")]
 
-use relax_driver::pipeline::{Target, run_pipeline_for};
+use relax_driver::pipeline::{Target, lower_tir, run_pipeline_for};
 
 #[test]
 fn llama_block_kernels_all_have_entries() {
@@ -12,6 +12,7 @@ fn llama_block_kernels_all_have_entries() {
     let text = std::fs::read_to_string(root.join("test/Transform/fuse-ops/llama.rlx")).expect("the test module");
     let mut m = relax_parser::parse_module(&text).expect("parses");
     run_pipeline_for(&mut m, Target::Gpu).expect("the GPU pipeline");
+    lower_tir(&mut m).expect("lowered TIR");
     let prim_funcs = m.print_order().into_iter().filter(|&g| m.prim_func(g).is_some()).count();
     let pm = relax_codegen::nvptx::lower_module(&m, "sm_80").expect("an NVPTX target");
     assert!(pm.failed.is_empty(), "PrimFuncs without PTX: {:?}", pm.failed);

@@ -2,7 +2,8 @@
 //!
 //! * [`module`]: the module, its globals and constants.
 //! * [`relax`]: Relax functions (bindings, blocks, expressions).
-//! * [`tir`]: PrimFuncs (buffers, loops, blocks, stores).
+//! * [`tir`]: PrimFuncs (buffers, loops, blocks, stores); [`tir_lower`]: their lowering to
+//!   lowered TIR (no blocks), which the TIR interpreter and the code generators run.
 //! * [`pool`], [`prim`], [`prim_build`], [`ty`]: per-function pools of TIR variables,
 //!   interned TIR expressions (with TVM's folding constructors) and interned types.
 //! * [`op`]: the operator table.
@@ -31,6 +32,7 @@ pub mod relax;
 pub mod span;
 pub mod structural;
 pub mod tir;
+pub mod tir_lower;
 pub mod ty;
 pub mod verify;
 

@@ -24,7 +24,9 @@ pub enum Lowered {
 pub trait OpLowering {
     /// How calls of the op named `op` (`relax.nn.conv2d`) are lowered.
     fn lowering_of(&self, op: &str) -> Lowered;
-    /// Lowers every op call of `m` it can, in place. `m` is the scratch module of one call:
-    /// a function `main` whose one binding calls the op on parameters of static shapes.
+    /// Lowers every op call of `m` it can, in place, and leaves the module's PrimFuncs as
+    /// lowered TIR (`relax_ir::tir_lower`), the only TIR the interpreter runs. `m` is the
+    /// scratch module of one call: a function `main` whose one binding calls the op on
+    /// parameters of static shapes.
     fn lower(&self, m: &mut Module);
 }

@@ -19,6 +19,7 @@
 //! | `kill-after-last-use` | relax.function | kills after last uses |
 //! | `schedule-cpu` | tir.prim_func | default CPU schedules: parallel, vectorized, tiled (`docs/codegen.md`) |
 //! | `schedule-gpu` | tir.prim_func | stages bound to `blockIdx.x` / `threadIdx.x` (`docs/gpu.md`) |
+//! | `lower-tir` | tir.prim_func | blocks lowered: what the interpreter and the backends run (`relax_ir::tir_lower`) |
 //!
 //! [`analysis`] holds analyses shared by passes: [`OpPatternKind`], the pattern kind of a
 //! PrimFunc ([`analyze_prim_func`]) and of a high-level op ([`op_pattern`]).
@@ -35,6 +36,7 @@ pub mod fuse_tir;
 pub mod kill_after_last_use;
 pub mod legalize;
 pub mod lower_alloc_tensor;
+pub mod lower_tir;
 pub mod normalize;
 pub mod plan_memory;
 pub mod remove_purity_checking;
@@ -66,6 +68,7 @@ pub fn register_all(r: &mut PassRegistry) -> Result<(), DuplicateName> {
     r.register(kill_after_last_use::INFO)?;
     r.register(schedule_cpu::INFO)?;
     r.register(schedule_gpu::INFO)?;
+    r.register(lower_tir::INFO)?;
     r.register_pipeline(fuse_ops::ZERO_PIPELINE)?;
     Ok(())
 }

@@ -33,6 +33,7 @@ pub(super) fn lower_prim_func<'ctx>(
     name: &str,
     target: (&str, &str),
 ) -> R<(KernelAbi, Vec<KernelError>)> {
+    crate::error::require_lowered(name, f)?;
     let abi = kernel_abi(f);
     let sh = Shared::new(cx, module, f, name, target, None);
     let ptr_t = cx.ptr_type(AddressSpace::default());

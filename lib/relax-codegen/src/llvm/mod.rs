@@ -2,11 +2,9 @@
 //!
 //! Each PrimFunc is lowered into a module of its own ([`func`]), verified, and linked
 //! into the result, so one function that cannot be compiled does not spoil the others
-//! (the JIT runs such a function with the interpreter). Blocks are lowered directly
-//! ([`stmt`]): a block binds its iteration variables, skips when `T.where` is false,
-//! allocates its buffers zero-filled, binds `T.match_buffer` views and runs `T.init`
-//! when every reduction variable is at the start of its domain, the interpreter's
-//! semantics. Parallel loops are outlined ([`outline`]) and run through the runtime
+//! (the JIT runs such a function with the interpreter). The input is lowered TIR
+//! (`relax_ir::tir_lower`: no blocks; the callers lower first): statements ([`stmt`])
+//! follow the interpreter's semantics, allocations are zero-filled. Parallel loops are outlined ([`outline`]) and run through the runtime
 //! function [`PARALLEL_FOR`]. Scalars follow the interpreter exactly ([`expr`],
 //! [`intrin`], [`types`]): float16 and bfloat16 compute in `f32` and round after every
 //! operation, integers wrap, no fast-math flags, math through the same libm functions

@@ -80,27 +80,8 @@ impl Uses {
                     self.expr(f, *s);
                 }
             }
-            StmtData::Block(b) => {
-                for iv in &b.iter_vars {
-                    self.defined_vars.insert(iv.var.index() as u32);
-                    self.expr(f, iv.binding);
-                    self.expr(f, iv.dom.min);
-                }
-                if let Some(p) = b.predicate {
-                    self.expr(f, p);
-                }
-                for &a in &b.alloc_buffers {
-                    self.define_buffer(f, a);
-                }
-                for mb in &b.match_buffers {
-                    self.bufs.insert(mb.source.buffer.index() as u32);
-                    for r in &mb.source.region {
-                        self.expr(f, r.min);
-                        self.expr(f, r.extent);
-                    }
-                    self.define_buffer(f, mb.buffer);
-                }
-            }
+            // Lowered TIR has no blocks; `exec` reports one.
+            StmtData::Block(_) => {}
             StmtData::Store { buffer, indices, value } => {
                 self.bufs.insert(buffer.index() as u32);
                 for &i in indices {
@@ -146,7 +127,6 @@ fn cost(f: &PrimFunc, s: Stmt) -> u64 {
             let n = f.pool.as_int(*extent).map_or(64, |n| n.max(0) as u64);
             n.saturating_mul(cost(f, *body))
         }
-        StmtData::Block(b) => cost(f, b.body) + b.init.map_or(0, |i| cost(f, i)),
         StmtData::If { then_branch, else_branch, .. } => {
             cost(f, *then_branch).max(else_branch.map_or(0, |e| cost(f, e)))
         }
@@ -156,7 +136,7 @@ fn cost(f: &PrimFunc, s: Stmt) -> u64 {
         | StmtData::Attr { body, .. }
         | StmtData::DeclBuffer { body, .. }
         | StmtData::Allocate { body, .. } => cost(f, *body),
-        StmtData::Store { .. } | StmtData::Evaluate(_) => 1,
+        StmtData::Store { .. } | StmtData::Evaluate(_) | StmtData::Block(_) => 1,
     }
 }
 

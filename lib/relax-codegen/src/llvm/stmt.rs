@@ -1,6 +1,6 @@
-//! Statements: loops of every kind, blocks (`T.where`, `T.init`, allocations,
-//! `T.match_buffer`), stores, `if`, `while`, `let`, `assert`, attributes and buffer
-//! declarations, with the interpreter's semantics.
+//! Statements of lowered TIR (`relax_ir::tir_lower`): loops of every kind, stores, `if`,
+//! `while`, `let`, `assert`, attributes, allocations and buffer declarations, with the
+//! interpreter's semantics. A block is an internal error (the callers lower first).
 //!
 //! * A serial loop keeps an `i64` counter in a `phi`; `T.unroll` loops with a constant
 //!   extent of at most [`MAX_UNROLL`] are unrolled here, the body emitted once per value;
@@ -11,11 +11,9 @@
 //!   small accumulators in registers), anything else comes from `calloc` and is freed
 //!   when its scope ends.
 
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::values::{IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use relax_ir::{
-    AttrNode, BlockNode, Buffer, BufferRegion, ForKind, IterKind, PrimExpr, PrimExprData, Stmt, StmtData, SymVar,
-};
+use relax_ir::{AttrNode, Buffer, ForKind, PrimExprData, Stmt, StmtData, SymVar};
 
 use super::{BufInfo, Fx, R, ffi};
 
@@ -79,7 +77,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                 };
                 self.serial_loop(var, lo, end, step, |fx| fx.exec(body))
             }
-            StmtData::Block(b) => self.block(b),
+            StmtData::Block(_) => Err(crate::error::not_lowered(self.sh.name)),
             StmtData::Store { buffer, indices, value } => self.store(*buffer, indices, *value),
             StmtData::If { cond, then_branch, else_branch } => {
                 let c = self.eval_cond(*cond)?;
@@ -211,72 +209,6 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         Ok(())
     }
 
-    fn block(&mut self, b: &BlockNode) -> R<()> {
-        let f = self.sh.f;
-        let mut vals = Vec::with_capacity(b.iter_vars.len());
-        for iv in &b.iter_vars {
-            vals.push(self.eval_as(iv.binding, f.pool.vars[iv.var].dtype)?);
-        }
-        for (iv, v) in b.iter_vars.iter().zip(&vals) {
-            self.bind_var(iv.var, *v);
-        }
-        let skip = match b.predicate {
-            Some(p) => {
-                let c = self.eval_cond(p)?;
-                let run = self.sh.cx.append_basic_block(self.func, "where");
-                let skip = self.sh.cx.append_basic_block(self.func, "endwhere");
-                self.b.build_conditional_branch(c, run, skip)?;
-                self.b.position_at_end(run);
-                Some(skip)
-            }
-            None => None,
-        };
-        let mut heap = Vec::new();
-        for &a in &b.alloc_buffers {
-            heap.push(self.alloc(a)?);
-        }
-        for mb in &b.match_buffers {
-            self.match_region(mb.buffer, &mb.source)?;
-        }
-        if let Some(init) = b.init {
-            // `T.init` runs when every reduction variable is at the start of its domain.
-            let mut at_start: Option<IntValue<'ctx>> = None;
-            for (iv, v) in b.iter_vars.iter().zip(&vals) {
-                if iv.kind != IterKind::Reduce {
-                    continue;
-                }
-                let x = self.to_i64(*v, f.pool.vars[iv.var].dtype)?;
-                let lo = self.eval_i64(iv.dom.min)?;
-                let eq = self.b.build_int_compare(IntPredicate::EQ, x, lo, "rs")?;
-                at_start = Some(match at_start {
-                    None => eq,
-                    Some(a) => self.b.build_and(a, eq, "rs")?,
-                });
-            }
-            match at_start {
-                None => self.exec(init)?,
-                Some(c) => {
-                    let run = self.sh.cx.append_basic_block(self.func, "init");
-                    let done = self.sh.cx.append_basic_block(self.func, "endinit");
-                    self.b.build_conditional_branch(c, run, done)?;
-                    self.b.position_at_end(run);
-                    self.exec(init)?;
-                    self.b.build_unconditional_branch(done)?;
-                    self.b.position_at_end(done);
-                }
-            }
-        }
-        self.exec(b.body)?;
-        for h in heap {
-            self.free(h)?;
-        }
-        if let Some(skip) = skip {
-            self.b.build_unconditional_branch(skip)?;
-            self.b.position_at_end(skip);
-        }
-        Ok(())
-    }
-
     /// The strides of a buffer in elements: its declared strides, or row-major from its
     /// shape.
     pub(super) fn strides_of(&mut self, b: Buffer, declared: bool) -> R<Vec<IntValue<'ctx>>> {
@@ -401,49 +333,5 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
             self.b.build_call(free, &[p.into()], "")?;
         }
         Ok(())
-    }
-
-    /// Binds `T.match_buffer(src[region], shape, ...)`: a view at the region's first
-    /// element with the source's trailing strides.
-    fn match_region(&mut self, b: Buffer, src: &BufferRegion) -> R<()> {
-        let f = self.sh.f;
-        let Some(info) = self.bufs.get(&src.buffer).cloned() else {
-            return Err(self.err(&format!("buffer `{}` is used outside its scope", f.buffer(src.buffer).name)));
-        };
-        let mins: Vec<PrimExpr> = src.region.iter().map(|r| r.min).collect();
-        let mut extents = Vec::with_capacity(src.region.len());
-        for r in &src.region {
-            extents.push(self.eval_i64(r.extent)?);
-        }
-        let (base, _) = self.address(src.buffer, &mins)?;
-        let bd = f.buffer(b);
-        let n = bd.shape.len();
-        if n > info.strides.len() {
-            return Err(self.err(&format!("`T.match_buffer` of `{}` has more dims than its source region", bd.name)));
-        }
-        let strides = info.strides[info.strides.len() - n..].to_vec();
-        let exts = extents[extents.len() - n..].to_vec();
-        for (i, &d) in bd.shape.iter().enumerate() {
-            self.bind_if_unbound(d, exts[i].into());
-        }
-        for (i, &s) in bd.strides.iter().enumerate() {
-            self.bind_if_unbound(s, strides[i].into());
-        }
-        self.data.insert(bd.data, base);
-        self.bufs.insert(b, BufInfo { ptr: base, strides, dtype: bd.dtype, distinct: false });
-        Ok(())
-    }
-
-    /// Binds `e` to `v` when it is a variable without a value.
-    fn bind_if_unbound(&mut self, e: PrimExpr, v: BasicValueEnum<'ctx>) {
-        let f = self.sh.f;
-        if let Some(var) = f.pool.as_var(e)
-            && !self.vars.contains_key(&var)
-        {
-            let dt = f.pool.vars[var].dtype;
-            if let Ok(c) = self.cast(v, relax_ir::DataType::INT64, dt) {
-                self.vars.insert(var, c);
-            }
-        }
     }
 }

@@ -3,10 +3,7 @@
 
 use std::collections::HashMap;
 
-use relax_ir::{
-    BinOp, BlockNode, Buffer, DataType, IterKind, PrimExpr, PrimExprData, PrimFunc, Span, Stmt, StmtData, SymVar,
-    TypeCode,
-};
+use relax_ir::{BinOp, Buffer, DataType, PrimExpr, PrimExprData, PrimFunc, Span, Stmt, StmtData, SymVar, TypeCode};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{self, Word};
 
@@ -55,7 +52,7 @@ struct Fx<'c, 'a> {
     bufs: Vec<(Word, Word)>,
     /// The push-constant variable and the slot of each scalar argument.
     push: Option<Word>,
-    /// Values of immutable variables (thread indices, block iteration variables, lets).
+    /// Values of immutable variables (thread indices, lets).
     ssa: HashMap<SymVar, Word>,
     /// Function variables of loop variables.
     loops: HashMap<SymVar, Word>,
@@ -264,7 +261,7 @@ impl Fx<'_, '_> {
         match &f.stmts[s] {
             StmtData::Seq(v) => v.iter().try_for_each(|&x| self.stmt(x)),
             StmtData::For { var, min, extent, step, body, .. } => self.for_loop(*var, *min, *extent, *step, *body),
-            StmtData::Block(b) => self.block_stmt(b),
+            StmtData::Block(_) => Err(crate::error::not_lowered(&self.gf.name).or_at(self.at)),
             StmtData::Store { buffer, indices, value } => {
                 let v = self.expr(*value)?;
                 let (ptr, _) = self.element(*buffer, indices)?;
@@ -335,54 +332,6 @@ impl Fx<'_, '_> {
         self.cx.b.store(slot, n, None, [])?;
         self.cx.b.branch(header)?;
         self.block(merge)
-    }
-
-    fn block_stmt(&mut self, b: &BlockNode) -> R<()> {
-        if !b.alloc_buffers.is_empty() {
-            return Err(self.err(format!(
-                "block `{}` allocates buffers; only the root block may allocate in a GPU kernel",
-                b.name
-            )));
-        }
-        if !b.match_buffers.is_empty() {
-            return Err(self.err(format!("block `{}`: `T.match_buffer` is not supported in GPU kernels", b.name)));
-        }
-        for iv in &b.iter_vars {
-            let v = self.expr(iv.binding)?;
-            let v = self.convert(v, self.f.pool.dtype(iv.binding), self.f.pool.vars[iv.var].dtype)?;
-            self.ssa.insert(iv.var, v);
-        }
-        let body = |fx: &mut Self| -> R<()> {
-            if let Some(init) = b.init {
-                // `T.init` runs when every reduction variable is at its first value.
-                let mut cond = None;
-                for iv in b.iter_vars.iter().filter(|iv| iv.kind != IterKind::Spatial) {
-                    let dt = fx.f.pool.vars[iv.var].dtype;
-                    let lo = fx.expr(iv.dom.min)?;
-                    let lo = fx.convert(lo, fx.f.pool.dtype(iv.dom.min), dt)?;
-                    let c = fx.compare(BinOp::Eq, dt, fx.ssa[&iv.var], lo)?;
-                    cond = Some(match cond {
-                        None => c,
-                        Some(p) => {
-                            let bt = fx.cx.b.type_bool();
-                            fx.cx.b.logical_and(bt, None, p, c)?
-                        }
-                    });
-                }
-                match cond {
-                    Some(c) => fx.if_then(c, |fx| fx.stmt(init))?,
-                    None => fx.stmt(init)?,
-                }
-            }
-            fx.stmt(b.body)
-        };
-        match b.predicate {
-            Some(p) => {
-                let c = self.cond(p)?;
-                self.if_then(c, body)
-            }
-            None => body(self),
-        }
     }
 
     /// A pointer to `buffer[indices]` and the element type.

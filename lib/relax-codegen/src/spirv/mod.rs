@@ -9,10 +9,10 @@
 //! `WorkgroupId.x + WorkgroupId.y * NumWorkgroups.x`, so a grid larger than one dispatch
 //! dimension allows can be spread over two; indices past the grid size do nothing.
 //!
-//! Statements lower to structured control flow ([`lower`]): loops with `OpLoopMerge`,
-//! `if` and `T.where` with `OpSelectionMerge`, blocks with `T.init` run when every
-//! reduction variable is at the start of its domain (the interpreter's rule), and
-//! `T.if_then_else` evaluates only the branch it takes. Supported element types: `float32`,
+//! Statements of lowered TIR (`relax_ir::tir_lower`, where blocks, `T.where` and
+//! `T.init` became `let`s and `if`s) lower to structured control flow ([`lower`]):
+//! loops with `OpLoopMerge`, `if` with `OpSelectionMerge`, and `T.if_then_else`
+//! evaluates only the branch it takes. Supported element types: `float32`,
 //! `float64`, `int32`, `int64`, `uint32`; math goes through `GLSL.std.450` (32-bit only,
 //! as that instruction set requires).
 

@@ -1,10 +1,11 @@
 //! A module's entry on the interpreter and on a GPU engine, compared, for the engine
 //! tests (`gpu.rs`: Vulkan on lavapipe; `cuda_sim.rs`: CUDA on the PTX simulator): the
-//! module goes through the default pipeline for the GPU, both runs get the same seeded
+//! module goes through the default pipeline for the GPU (both copies then lowered, as the
+//! tools lower them), both runs get the same seeded
 //! inputs, and the results must be equal within the tolerance of `# EXEC:` `~=` lines
 //! for floats and exactly for integers.
 
-use relax_driver::pipeline::{Target, run_pipeline_for};
+use relax_driver::pipeline::{Target, lower_tir, run_pipeline_for};
 use relax_ir::Module;
 use relax_runtime::native::NativeKernels;
 use relax_runtime::{Interpreter, RunResult, Value, inputs};
@@ -13,7 +14,7 @@ use relax_runtime::{Interpreter, RunResult, Value, inputs};
 pub struct Case {
     path: String,
     entry: String,
-    /// The module after the default pipeline for the GPU.
+    /// The module after the default pipeline for the GPU, lowered.
     pub gpu: Module,
     args: Vec<Value>,
     expected: Value,
@@ -25,9 +26,11 @@ impl Case {
     pub fn new(path: &str, entry: &str, syms: &[(&str, i64)]) -> Case {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let text = std::fs::read_to_string(root.join(path)).expect("the test module");
-        let orig = relax_parser::parse_module(&text).expect("parses");
+        let mut orig = relax_parser::parse_module(&text).expect("parses");
         let mut gpu = orig.clone();
         run_pipeline_for(&mut gpu, Target::Gpu).expect("the GPU pipeline");
+        lower_tir(&mut gpu).expect("lowered TIR for the GPU");
+        lower_tir(&mut orig).expect("lowered TIR for the interpreter");
         let syms: Vec<(String, i64)> = syms.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         let g = orig.lookup(entry).expect("the entry");
         let args = inputs::make_inputs(&orig, g, &[], &syms, Some(7)).expect("inputs");

@@ -10,6 +10,7 @@
 //!   device's architecture (the newest LLVM 19 knows that the device runs), loads it with
 //!   `cuModuleLoadData` and looks up one function per launch. A PrimFunc the PTX backend
 //!   cannot handle is listed in [`CudaKernels::failed`] and runs in the TIR interpreter.
+//!   The module is lowered TIR (`relax_ir::tir_lower`), lowered once by the caller.
 //! * A call binds the arguments and gathers buffers, scalar arguments and grid sizes
 //!   with `crate::gpu_host` (shared with the Vulkan engine), copies every buffer to
 //!   device memory, launches the kernels in order on the default stream (which

@@ -4,7 +4,8 @@
 //! * [`compile`] lowers every PrimFunc of a module once, runs `default<O3>` for the host
 //!   CPU and hands the module to MCJIT, behind the [`Jit`] trait (ORC could replace it).
 //!   A PrimFunc the code generator cannot handle is listed in [`JitKernels::failed`] and
-//!   runs in the TIR interpreter.
+//!   runs in the TIR interpreter. The module is lowered TIR (`relax_ir::tir_lower`): the
+//!   caller lowers it once and hands the same module to the interpreter.
 //! * A call first binds the arguments with the TIR interpreter's own binder (the same
 //!   checks and messages), then fills the kernel's 8-byte slots (`relax_codegen::abi`)
 //!   with tensor addresses and the symbolic variables' values, and calls

@@ -5,7 +5,8 @@
 //!   needs no Vulkan development files), picks the first device with a compute queue,
 //!   lowers every PrimFunc of the module to one SPIR-V module and makes one compute
 //!   pipeline per launch. A PrimFunc the SPIR-V backend cannot handle is listed in
-//!   [`VulkanKernels::failed`] and runs in the TIR interpreter.
+//!   [`VulkanKernels::failed`] and runs in the TIR interpreter. The module is lowered
+//!   TIR (`relax_ir::tir_lower`), lowered once by the caller.
 //! * A call binds the arguments with the TIR interpreter's own binder (the same checks
 //!   and messages; `crate::gpu_host`, shared with the CUDA engine), copies every
 //!   parameter tensor into a host-visible storage buffer, gives each root allocation a

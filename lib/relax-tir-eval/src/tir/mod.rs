@@ -5,11 +5,11 @@
 //!   strides and element offset are matched against the buffer; a scalar parameter takes
 //!   a prim value. The buffer is a view of the tensor's storage, so the kernel writes
 //!   its outputs in place.
-//! * Statements ([`stmt`]): loops of every kind run serially in order (thread bindings
-//!   included, which gives a block-synchronous GPU kernel its sequential meaning);
-//!   blocks bind their iteration variables, skip when `T.where` is false, allocate their
-//!   buffers (zero-filled), bind `T.match_buffer` regions as views, and run `T.init`
-//!   when every reduction variable is at the start of its domain (TVM's semantics).
+//! * Statements ([`stmt`]): lowered TIR only (`relax_ir::tir_lower`: the callers lower
+//!   blocks first; a block is an internal error). Loops of every kind run serially in
+//!   order (thread bindings included, which gives a block-synchronous GPU kernel its
+//!   sequential meaning); allocations are zero-filled; a buffer declaration is a view of
+//!   its data pointer's storage at its element offset.
 //! * Expressions ([`expr`]): exact dtype semantics from [`crate::scalar`], intrinsics
 //!   from [`crate::math`]; `if_then_else` and `Select` evaluate only the chosen side.
 //! * Every buffer access is bounds-checked per dimension.

@@ -1,10 +1,11 @@
-//! Execution of TIR statements.
+//! Execution of lowered TIR statements (`relax_ir::tir_lower`): a block is an internal
+//! error, since whoever hands a module to the interpreter lowers it first.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use relax_entity::EntityRef;
-use relax_ir::{AttrNode, Buffer, BufferRegion, IterKind, PrimExprData, Stmt, StmtData};
+use relax_ir::{AttrNode, Buffer, PrimExprData, Stmt, StmtData};
 
 use super::{BufView, Frame, grow};
 use crate::error::{RunError, RunResult};
@@ -50,7 +51,10 @@ impl Frame<'_> {
                 }
                 Ok(())
             }
-            StmtData::Block(b) => self.block(b),
+            StmtData::Block(b) => Err(RunError::new(format!(
+                "internal error: PrimFunc `{}` still has block `{}`: the TIR interpreter runs lowered TIR only (`lower-tir`, `relax_ir::tir_lower`)",
+                self.name, b.name
+            ))),
             StmtData::Store { buffer, indices, value } => {
                 let v = self.eval(*value)?;
                 let mut idx = Vec::with_capacity(indices.len());
@@ -152,7 +156,8 @@ impl Frame<'_> {
         Ok(())
     }
 
-    /// Allocates a zero-filled buffer.
+    /// Allocates a zero-filled buffer (block allocations were always zero-filled, and
+    /// lowered ones still are).
     fn alloc(&mut self, b: Buffer) -> RunResult<()> {
         let bd = self.f.buffer(b).clone();
         let mut shape = Vec::with_capacity(bd.shape.len());
@@ -171,93 +176,5 @@ impl Frame<'_> {
         let strides = row_major_strides(&shape);
         self.bufs[b.index()] = Some(BufView { data, base: 0, shape, strides, dtype: bd.dtype });
         Ok(())
-    }
-
-    /// Binds `T.match_buffer(A[region], shape)` inside a block.
-    fn match_region(&mut self, b: Buffer, src: &BufferRegion) -> RunResult<()> {
-        let mut mins = Vec::with_capacity(src.region.len());
-        let mut extents = Vec::with_capacity(src.region.len());
-        for r in &src.region {
-            mins.push(self.eval(r.min)?.as_i64());
-            extents.push(self.eval(r.extent)?.as_i64());
-        }
-        let (view, at) = self.address(src.buffer, &mins)?;
-        let bd = self.f.buffer(b).clone();
-        let n = bd.shape.len();
-        if n > view.strides.len() {
-            return Err(RunError::new(format!(
-                "PrimFunc `{}`: `T.match_buffer` of `{}` has more dims than its source region",
-                self.name, bd.name
-            )));
-        }
-        let strides = view.strides[view.strides.len() - n..].to_vec();
-        let exts = &extents[extents.len() - n..];
-        for (i, &d) in bd.shape.iter().enumerate() {
-            self.bind_expr(d, exts[i], &format!("dim {i} of matched buffer `{}`", bd.name))?;
-        }
-        for (i, &s) in bd.strides.iter().enumerate() {
-            self.bind_expr(s, strides[i], &format!("stride {i} of matched buffer `{}`", bd.name))?;
-        }
-        let w = view.dtype.bytes() as usize;
-        if let Some(off) = bd.elem_offset {
-            self.bind_expr(off, (at / w) as i64, &format!("element offset of matched buffer `{}`", bd.name))?;
-        }
-        self.data_vars.insert(bd.data, (view.data.clone(), 0));
-        self.bufs[b.index()] =
-            Some(BufView { data: view.data, base: at, shape: exts.to_vec(), strides, dtype: bd.dtype });
-        Ok(())
-    }
-
-    /// Binds an unbound variable, or checks the value of an expression.
-    fn bind_expr(&mut self, e: relax_ir::PrimExpr, actual: i64, what: &str) -> RunResult<()> {
-        if let PrimExprData::Var(v) = self.f.pool.prim(e)
-            && self.vars[v.index()].is_none()
-        {
-            let dt = self.f.pool.vars[*v].dtype;
-            self.set_var(*v, Scalar::int(dt, actual));
-            return Ok(());
-        }
-        let want = self.eval(e)?.as_i64();
-        if want != actual {
-            return Err(RunError::new(format!(
-                "PrimFunc `{}`: {what} is {want}, but the region has {actual}",
-                self.name
-            )));
-        }
-        Ok(())
-    }
-
-    fn block(&mut self, b: &relax_ir::BlockNode) -> RunResult<()> {
-        let mut vals = Vec::with_capacity(b.iter_vars.len());
-        for iv in &b.iter_vars {
-            vals.push(self.eval(iv.binding)?);
-        }
-        for (iv, v) in b.iter_vars.iter().zip(&vals) {
-            self.set_var(iv.var, *v);
-        }
-        if let Some(p) = b.predicate
-            && !self.eval(p)?.is_true()
-        {
-            return Ok(());
-        }
-        // `T.init` runs when every reduction variable is at the start of its domain.
-        let mut at_start = true;
-        for (iv, v) in b.iter_vars.iter().zip(&vals) {
-            if iv.kind == IterKind::Reduce && v.as_i64() != self.eval(iv.dom.min)?.as_i64() {
-                at_start = false;
-            }
-        }
-        for &a in &b.alloc_buffers {
-            self.alloc(a)?;
-        }
-        for mb in &b.match_buffers {
-            self.match_region(mb.buffer, &mb.source)?;
-        }
-        if let Some(init) = b.init
-            && at_start
-        {
-            self.exec(init)?;
-        }
-        self.exec(b.body)
     }
 }
