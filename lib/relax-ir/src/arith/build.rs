@@ -1,4 +1,5 @@
-//! From canonical form back to an expression, with TVM's folding constructors.
+//! From canonical form back to an expression (normal-form mode), with TVM's folding
+//! constructors ([`binary`], which TVM mode builds with too).
 //!
 //! Terms come out in the canonical order (variables in creation order, then divisions,
 //! then opaque atoms), positive terms before negative ones, the constant last:
@@ -22,16 +23,16 @@ pub fn from_sum(pool: &mut Pool, s: &Sum, dtype: DataType) -> PrimExpr {
             mono
         } else {
             let k = pool.int(dtype, mag as i64);
-            bin(pool, BinOp::Mul, mono, k)
+            binary(pool, BinOp::Mul, mono, k)
         };
         acc = Some(match (acc, c < 0) {
             (None, false) => term,
             (None, true) => {
                 let zero = pool.int(dtype, 0);
-                bin(pool, BinOp::Sub, zero, term)
+                binary(pool, BinOp::Sub, zero, term)
             }
-            (Some(a), false) => bin(pool, BinOp::Add, a, term),
-            (Some(a), true) => bin(pool, BinOp::Sub, a, term),
+            (Some(a), false) => binary(pool, BinOp::Add, a, term),
+            (Some(a), true) => binary(pool, BinOp::Sub, a, term),
         });
     }
     match acc {
@@ -39,12 +40,15 @@ pub fn from_sum(pool: &mut Pool, s: &Sum, dtype: DataType) -> PrimExpr {
         Some(a) if s.konst == 0 => a,
         Some(a) => {
             let k = pool.int(dtype, s.konst.unsigned_abs() as i64);
-            bin(pool, if s.konst > 0 { BinOp::Add } else { BinOp::Sub }, a, k)
+            binary(pool, if s.konst > 0 { BinOp::Add } else { BinOp::Sub }, a, k)
         }
     }
 }
 
-fn bin(pool: &mut Pool, op: BinOp, a: PrimExpr, b: PrimExpr) -> PrimExpr {
+/// TVM's operator constructor for `op` ([`Pool::binary`]: match types, fold); operands
+/// whose types cannot be matched are combined as written. Both simplifier modes build
+/// their results with it.
+pub fn binary(pool: &mut Pool, op: BinOp, a: PrimExpr, b: PrimExpr) -> PrimExpr {
     pool.binary(op, a, b).unwrap_or_else(|_| pool.raw(PrimExprData::Bin(op, a, b)))
 }
 
@@ -54,7 +58,7 @@ fn monomial(pool: &mut Pool, m: &Monomial, dtype: DataType) -> PrimExpr {
         let x = atom(pool, a, dtype);
         acc = Some(match acc {
             None => x,
-            Some(p) => bin(pool, BinOp::Mul, p, x),
+            Some(p) => binary(pool, BinOp::Mul, p, x),
         });
     }
     acc.unwrap_or_else(|| pool.int(dtype, 1))
@@ -66,12 +70,12 @@ fn atom(pool: &mut Pool, a: &Atom, dtype: DataType) -> PrimExpr {
         Atom::FloorDiv(s, c) => {
             let x = from_sum(pool, s, dtype);
             let k = pool.int(dtype, *c);
-            bin(pool, BinOp::FloorDiv, x, k)
+            binary(pool, BinOp::FloorDiv, x, k)
         }
         Atom::FloorMod(s, c) => {
             let x = from_sum(pool, s, dtype);
             let k = pool.int(dtype, *c);
-            bin(pool, BinOp::FloorMod, x, k)
+            binary(pool, BinOp::FloorMod, x, k)
         }
         Atom::Opaque(e) => *e,
     };

@@ -1,11 +1,35 @@
-//! Symbolic integer arithmetic: a canonical form, simplification, bounds and proofs for
-//! the int64 expressions of shapes and indices (`algorithms.md` §10).
+//! Symbolic integer arithmetic: the one simplifier of TIR integer expressions, with the
+//! bounds and proofs behind it, for the expressions of shapes and indices
+//! (`algorithms.md` §10).
+//!
+//! The simplifier has two modes, which differ only in the form they write:
+//!
+//! * **Normal form** ([`Analyzer::simplify`]): the expression rebuilt from its canonical
+//!   [`Sum`], terms ordered by variable (`n * 4 + m - 1`). It uses the analyzer's facts
+//!   (shape variables are non-negative, attributes and loop ranges bound others) and
+//!   decides equalities, so it backs the proofs as well. Type inference
+//!   ([`crate::infer::simplify`] adds its `min`/`max` and conditional rules on top), the
+//!   passes' symbolic checks and memory planning use it.
+//! * **TVM mode** ([`tvm::simplify`]): TVM's `Analyzer::Simplify` as
+//!   `te.create_prim_func` runs it, a port of TVM's canonical simplifier (sums of split
+//!   terms in first-occurrence order) and of the rewrite rules TOPI's bodies meet, with
+//!   no facts about variables. Legalization uses it, so that kernels print exactly as
+//!   TVM's.
+//!
+//! Both build with TVM's folding constructors ([`build::binary`]) and bound with one
+//! interval arithmetic ([`Interval`]). They are not one algorithm because their outputs
+//! are compared with different texts: TVM mode's order is TVM's (`m + n` stays `m + n`),
+//! normal form's order is the variables' (`n + m` when `n` is declared first), and TVM
+//! mode deliberately proves less (it knows no variable ranges and treats `x * y` as
+//! opaque), as TVM does on a fresh analyzer.
+//!
+//! Normal-form mode in detail:
 //!
 //! * [`canonical`]: a [`Sum`] of monomials with integer coefficients plus a constant; a
 //!   monomial is a product of atoms, an atom a variable, a `floordiv`/`floormod` by a
 //!   positive constant of a canonical sum, or an opaque expression (`min`, `max`, loads,
 //!   calls, divisions by non-constants). Like terms gather, so `(x*4 + y) - (y + 4*x)`
-//!   is the constant 0.
+//!   is the constant 0. [`build`] writes a sum back as an expression.
 //! * [`bounds`]: constant intervals for every expression, from the variables' ranges.
 //!   Shape variables are non-negative unless told otherwise; attributes and loop ranges
 //!   tighten them.
@@ -23,6 +47,8 @@
 pub mod bounds;
 pub mod build;
 pub mod canonical;
+pub mod interval;
+pub mod tvm;
 
 use std::collections::HashMap;
 
@@ -31,8 +57,8 @@ use crate::entities::{PrimExpr, SymVar};
 use crate::pool::Pool;
 use crate::prim::{BinOp, PrimExprData};
 
-pub use bounds::Interval;
 pub use canonical::{Atom, Sum};
+pub use interval::Interval;
 
 /// Facts about variables, and the operations that use them.
 #[derive(Clone, Debug)]
@@ -70,9 +96,10 @@ impl Analyzer {
     pub fn canonical(&self, pool: &Pool, e: PrimExpr) -> Sum {
         canonical::to_sum(self, pool, e)
     }
-    /// A simplified expression with the same value. Integer expressions are rebuilt from
-    /// their canonical form; others (floats, booleans) are returned unchanged except that
-    /// their integer sub-expressions are not touched.
+    /// The simplifier in normal-form mode: a simplified expression with the same value.
+    /// Integer expressions are rebuilt from their canonical form; others (floats,
+    /// booleans) are returned unchanged, their integer sub-expressions untouched. For
+    /// TVM's printed form use [`tvm::simplify`].
     pub fn simplify(&self, pool: &mut Pool, e: PrimExpr) -> PrimExpr {
         let dtype = pool.dtype(e);
         if !dtype.is_int() || dtype.lanes > 1 {
@@ -212,11 +239,7 @@ fn substitute_memo(
         PrimExprData::Int(..) | PrimExprData::Float(..) | PrimExprData::Str(_) => e,
         PrimExprData::Bin(op, a, b) => {
             let (na, nb) = (sub(pool, a), sub(pool, b));
-            if (na, nb) == (a, b) {
-                e
-            } else {
-                pool.binary(op, na, nb).unwrap_or_else(|_| pool.raw(PrimExprData::Bin(op, na, nb)))
-            }
+            if (na, nb) == (a, b) { e } else { build::binary(pool, op, na, nb) }
         }
         PrimExprData::Not(a) => {
             let na = sub(pool, a);

@@ -10,11 +10,7 @@ use crate::entities::PrimExpr;
 use crate::pool::Pool;
 use crate::prim::{BinOp, PrimExprData};
 
-/// TVM's operator constructor for `op`; operands of types that cannot be matched are
-/// combined as written.
-pub(crate) fn bin(pool: &mut Pool, op: BinOp, a: PrimExpr, b: PrimExpr) -> PrimExpr {
-    pool.binary(op, a, b).unwrap_or_else(|_| pool.raw(PrimExprData::Bin(op, a, b)))
-}
+pub(crate) use crate::arith::build::binary as bin;
 
 /// TVM's `if_then_else(cond, t, f)`: a constant condition picks its branch.
 pub(crate) fn if_then_else(pool: &mut Pool, cond: PrimExpr, t: PrimExpr, f: PrimExpr) -> PrimExpr {

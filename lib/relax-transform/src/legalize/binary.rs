@@ -144,7 +144,7 @@ pub fn equal_check(te: &mut Te, a: PrimExpr, b: PrimExpr) -> bool {
         return true;
     }
     let d = te.sub(a, b);
-    let s = super::te::simplify::simplify(&mut te.pool, d);
+    let s = relax_ir::arith::tvm::simplify(&mut te.pool, d);
     te.pool.as_int(s) == Some(0)
 }
 

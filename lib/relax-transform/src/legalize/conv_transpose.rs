@@ -22,9 +22,9 @@ use relax_ir::{DataType, PrimExpr};
 use super::conv::fit_int32;
 use super::cx::Cx;
 use super::manipulate::pad_te;
-use super::te::simplify::simplify;
 use super::te::{Axes, CombinerKind, RAxis, Reduce, Te, Tensor};
 use super::{Legalize, Lowered};
+use relax_ir::arith::tvm::simplify;
 
 /// The legalization of a transposed convolution (name without `relax.`).
 pub fn lookup(name: &str) -> Option<Legalize> {

@@ -22,9 +22,9 @@ use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{ConstData, ConstPayload, DataType, PrimExpr};
 
 use super::cx::Cx;
-use super::te::simplify::simplify;
 use super::te::{Axes, Te, Tensor};
 use super::{Legalize, Lowered};
+use relax_ir::arith::tvm::simplify;
 
 /// The legalization of a creation op (name without `relax.`).
 pub fn lookup(name: &str) -> Option<Legalize> {

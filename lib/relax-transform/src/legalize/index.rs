@@ -16,9 +16,9 @@ use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{DataType, PrimExpr};
 
 use super::cx::{Cx, norm_axis};
-use super::te::simplify::simplify;
 use super::te::{Axes, Te};
 use super::{Legalize, Lowered};
+use relax_ir::arith::tvm::simplify;
 
 /// The legalization of an indexing op (name without `relax.`).
 pub fn lookup(name: &str) -> Option<Legalize> {

@@ -28,9 +28,9 @@ use relax_ir::prim::BinOp;
 
 use super::binary::{broadcast_shape, equal_check, input_index};
 use super::cx::{Cx, norm_axis};
-use super::te::simplify::simplify;
 use super::te::{Axes, Te, Tensor};
 use super::{Legalize, Lowered};
+use relax_ir::arith::tvm::simplify;
 
 /// The legalization of a manipulation op (name without `relax.`).
 pub fn lookup(name: &str) -> Option<Legalize> {

@@ -77,7 +77,7 @@ fn pad(te: &mut Te, x: Tensor, before: &[i64], after: &[i64], value: PrimExpr) -
             let a = i32c(te, after[i]);
             let s = te.add(d, b);
             let s = te.add(s, a);
-            super::te::simplify::simplify(&mut te.pool, s)
+            relax_ir::arith::tvm::simplify(&mut te.pool, s)
         })
         .collect();
     te.compute("pad_temp", out, Axes::Ax, |te, idx| {
@@ -94,7 +94,7 @@ fn pad(te: &mut Te, x: Tensor, before: &[i64], after: &[i64], value: PrimExpr) -
             if after[i] != 0 {
                 let hi = te.add(b, shape[i]);
                 let lt = te.bin(BinOp::Lt, idx[i], hi);
-                sel.push(super::te::simplify::simplify(&mut te.pool, lt));
+                sel.push(relax_ir::arith::tvm::simplify(&mut te.pool, lt));
             }
         }
         let v = te.load(x, &indices);
@@ -158,7 +158,7 @@ fn pool(cx: &mut Cx, dim: usize, max: bool) -> Option<Lowered> {
         } else {
             raw
         };
-        out_shape[ii] = super::te::simplify::simplify(&mut te.pool, dimv);
+        out_shape[ii] = relax_ir::arith::tvm::simplify(&mut te.pool, dimv);
     }
     let dtype = te.dtype(x);
     let value = if max { min_value(&mut te.pool, dtype) } else { te.const_i(dtype, 0) };

@@ -23,8 +23,8 @@ use relax_ir::prim::{BinOp, PrimExprData, Range};
 use relax_ir::tir::{BlockNode, BufferRegion, ForKind, IterKind, IterVar, PrimFunc, StmtData, TirSpans};
 use relax_ir::{AttrValue, Attrs, Buffer, DataType, PrimExpr, Stmt, SymVar};
 
-use super::simplify::simplify;
 use super::{Body, CombinerKind, Producer, Te, Tensor};
+use relax_ir::arith::tvm::simplify;
 
 /// The result of [`Te::build`].
 #[derive(Debug)]

@@ -21,12 +21,12 @@
 //!
 //! [`Te::build`] then does what `create_prim_func(inputs + outputs + scalars, "int64")`
 //! does (see [`emit`]): stages in post-DFS order from the outputs, one loop nest and
-//! block per stage, bodies simplified by TVM's analyzer ([`simplify`]), reads and writes
-//! detected from the body, intermediates allocated in the root block.
+//! block per stage, bodies simplified by TVM's analyzer (the simplifier's TVM mode,
+//! [`relax_ir::arith::tvm`]), reads and writes detected from the body, intermediates
+//! allocated in the root block.
 
 pub mod dtype;
 pub mod emit;
-pub mod simplify;
 
 use std::collections::HashMap;
 use std::rc::Rc;

@@ -1,10 +1,9 @@
 //! The rewrite rules (`arith/rewrite_simplify.cc`) that TOPI's bodies meet.
 
-use relax_ir::PrimExpr;
-use relax_ir::prim::{BinOp, PrimExprData};
-use relax_ir::prim_build::floor_mod;
-
 use super::{Simplifier, is_index};
+use crate::entities::PrimExpr;
+use crate::prim::{BinOp, PrimExprData};
+use crate::prim_build::floor_mod;
 
 impl Simplifier<'_> {
     // --------------------------------------------------------------- rewrites

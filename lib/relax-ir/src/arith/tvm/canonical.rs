@@ -1,114 +1,12 @@
 //! The canonical simplifier (`arith/canonical_simplify.cc`): sums of split terms.
 
-use relax_ir::PrimExpr;
-use relax_ir::prim::{BinOp, PrimExprData};
-use relax_ir::prim_build::{floor_div, floor_mod};
-
-use super::{
-    C, DivMode, INF, Simplifier, Split, SumE, add_split, add_sum, compatible, div_op, divide_by, gcd, is_index, mod_op,
-    simplify_splits,
-};
+use super::split::{C, DivMode, INF, Split, SumE, add_split, add_sum, divide_by, mod_op};
+use super::{Simplifier, gcd, is_index};
+use crate::entities::PrimExpr;
+use crate::prim::{BinOp, PrimExprData};
+use crate::prim_build::{floor_div, floor_mod};
 
 impl Simplifier<'_> {
-    // ------------------------------------------------------------ normal forms
-
-    pub(super) fn split_normalize(&mut self, s: &Split, sscale: i64) -> PrimExpr {
-        let dtype = s.dtype;
-        if s.scale == 0 {
-            return self.konst(dtype, 0);
-        }
-        let mut res = s.index;
-        if s.upper != INF {
-            let u = self.konst(dtype, s.upper);
-            res = self.bin(mod_op(s.mode), res, u);
-        }
-        if s.lower != 1 {
-            let l = self.konst(dtype, s.lower);
-            res = self.bin(div_op(s.mode), res, l);
-        }
-        let total = sscale.wrapping_mul(s.scale);
-        if total != 1 {
-            let k = self.konst(dtype, total);
-            res = self.bin(BinOp::Mul, res, k);
-        }
-        res
-    }
-
-    pub(super) fn sum_normalize(&mut self, s: &SumE) -> PrimExpr {
-        if s.args.is_empty() {
-            return self.konst(s.dtype, s.base);
-        }
-        let args = simplify_splits(s.args.clone());
-        let dtype = s.dtype;
-        let is_min = if dtype.bits == 64 { s.base == i64::MIN } else { s.base == -(1i64 << (dtype.bits - 1)) };
-        let mut res = self.konst(dtype, 0);
-        for a in args.iter().filter(|a| a.scale > 0) {
-            let x = self.split_normalize(a, 1);
-            res = self.bin(BinOp::Add, res, x);
-        }
-        if s.base > 0 || is_min {
-            let k = self.konst(dtype, s.base);
-            res = self.bin(BinOp::Add, res, k);
-        }
-        for a in args.iter().filter(|a| a.scale < 0) {
-            let x = self.split_normalize(a, -1);
-            res = self.bin(BinOp::Sub, res, x);
-        }
-        if s.base < 0 && !is_min {
-            let k = self.konst(dtype, -s.base);
-            res = self.bin(BinOp::Sub, res, k);
-        }
-        res
-    }
-
-    pub(super) fn normalize(&mut self, c: &C) -> PrimExpr {
-        match c {
-            C::E(e) => *e,
-            C::Split(s) => self.split_normalize(s, 1),
-            C::Sum(s) => self.sum_normalize(s),
-        }
-    }
-
-    pub(super) fn split_of(&mut self, c: C) -> Split {
-        match c {
-            C::Split(s) => s,
-            C::Sum(s) if s.base == 0 && s.args.len() == 1 => s.args.into_iter().next().expect("one arg"),
-            other => {
-                let e = self.normalize(&other);
-                Split { index: e, lower: 1, upper: INF, scale: 1, mode: DivMode::Trunc, dtype: self.pool.dtype(e) }
-            }
-        }
-    }
-
-    pub(super) fn sum_of(&mut self, c: C) -> SumE {
-        if let C::E(e) = &c
-            && let Some(v) = self.pool.as_int(*e)
-        {
-            return SumE { args: Vec::new(), base: v, dtype: self.pool.dtype(*e) };
-        }
-        match c {
-            C::Sum(s) => s,
-            other => {
-                let s = self.split_of(other);
-                SumE { dtype: s.dtype, args: vec![s], base: 0 }
-            }
-        }
-    }
-
-    pub(super) fn convert_div_mode(&mut self, s: Split, mode: DivMode) -> Split {
-        if s.mode == mode {
-            return s;
-        }
-        if compatible(&s, mode) {
-            return Split { mode, ..s };
-        }
-        let e = self.split_normalize(&s, 1);
-        let s = self.split_of(C::E(e));
-        Split { mode, ..s }
-    }
-
-    // ------------------------------------------------------------ the visitor
-
     /// Canonical simplification, normalized.
     pub(super) fn visit(&mut self, e: PrimExpr) -> PrimExpr {
         let c = self.canon(e);
