@@ -3,7 +3,7 @@
 //! ([`relax_runtime::lowering`]). The interpreter does not depend on the passes; this is
 //! where the two meet.
 
-use relax_ir::Module;
+use relax_ir::{Module, OpId};
 use relax_runtime::lowering::{Lowered, OpLowering};
 use relax_transform::legalize::{legalization, legalize_module, unsupported};
 
@@ -12,7 +12,7 @@ use relax_transform::legalize::{legalization, legalize_module, unsupported};
 pub struct Legalize;
 
 impl OpLowering for Legalize {
-    fn lowering_of(&self, op: &str) -> Lowered {
+    fn lowering_of(&self, op: OpId) -> Lowered {
         if legalization(op).is_some() {
             Lowered::Kernel
         } else if unsupported::EXPANDED.contains(&op) {

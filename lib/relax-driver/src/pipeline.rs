@@ -34,7 +34,7 @@ fn has_high_level_ops(m: &Module) -> bool {
         m.relax(g).is_some_and(|f| {
             f.exprs.values().any(|e| match e {
                 ExprData::Call(c) => match &f.exprs[c.callee] {
-                    ExprData::Op(op) => relax_transform::legalize::legalization(op.name()).is_some(),
+                    ExprData::Op(op) => op.id().and_then(relax_transform::legalize::legalization).is_some(),
                     _ => false,
                 },
                 _ => false,

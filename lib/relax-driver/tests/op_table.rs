@@ -35,31 +35,30 @@ fn cell(s: &str) -> String {
 }
 
 fn row(name: &str, tvm: &str) -> String {
-    let known = relax_ir::op::lookup(name).is_some();
+    let id = relax_ir::op::lookup(name);
     let tvm = match tvm {
         "legalize" => "legalize",
         "packed" => "packed call",
         "absent" => "not an op",
         _ => "—",
     };
-    let parsed = if known { "yes" } else { "as written" };
-    let inferred = if known && relax_ir::infer::rule(name).is_some() { "yes" } else { "annotation" };
-    let interpreted = match route(name, &Legalize) {
-        Route::Interpreter => "interpreter",
-        Route::Kernel => "kernel",
-        Route::Legalization => "legalization",
-        Route::Unsupported => "—",
+    let parsed = if id.is_some() { "yes" } else { "as written" };
+    let inferred = if id.and_then(relax_ir::infer::rule).is_some() { "yes" } else { "annotation" };
+    let interpreted = match id.map(|id| route(id, &Legalize)) {
+        Some(Route::Interpreter) => "interpreter",
+        Some(Route::Kernel) => "kernel",
+        Some(Route::Legalization) => "legalization",
+        Some(Route::Unsupported) | None => "—",
     };
-    let legalized = if legalization(name).is_some() {
-        "yes".to_string()
-    } else if unsupported::EXPANDED.contains(&name) {
-        "yes, into other Relax expressions".to_string()
-    } else if let Some(f) = unsupported::packed_name(name) {
-        format!("packed `{f}`")
-    } else if let Some((_, why)) = unsupported::NOT_LEGALIZED.iter().find(|(n, _)| *n == name) {
-        format!("no: {why}")
-    } else {
-        "no: not in the op table".to_string()
+    let legalized = match id {
+        None => "no: not in the op table".to_string(),
+        Some(id) if legalization(id).is_some() => "yes".to_string(),
+        Some(id) if unsupported::EXPANDED.contains(&id) => "yes, into other Relax expressions".to_string(),
+        Some(id) => match (unsupported::packed_name(id), unsupported::NOT_LEGALIZED.iter().find(|(n, _)| *n == id)) {
+            (Some(f), _) => format!("packed `{f}`"),
+            (None, Some((_, why))) => format!("no: {why}"),
+            (None, None) => "no: not in the op table".to_string(),
+        },
     };
     let short = name.strip_prefix("relax.").unwrap_or(name);
     format!("| `{short}` | {tvm} | {parsed} | {inferred} | {interpreted} | {} |\n", cell(&legalized))

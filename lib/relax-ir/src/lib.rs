@@ -41,6 +41,7 @@ pub use diag::{Diagnostic, Severity};
 pub use dtype::{DataType, TypeCode};
 pub use entities::{Block, Buffer, Constant, Expr, Global, PrimExpr, Seq, Stmt, SymVar, Ty, Var};
 pub use module::{ConstData, ConstPayload, ExternFunc, Func, GlobalData, Module, ModuleForm, VDeviceInfo};
+pub use op::{OpId, ops};
 pub use pool::Pool;
 pub use prim::{BinOp, PrimExprData, Range, SymVarData};
 pub use relax::{

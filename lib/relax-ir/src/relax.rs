@@ -18,7 +18,7 @@ use relax_entity::{EntityList, ListPool, PrimaryMap, SecondaryMap};
 use crate::attrs::Attrs;
 use crate::dtype::DataType;
 use crate::entities::{Block, Constant, Expr, Global, PrimExpr, Seq, Ty, Var};
-use crate::op::OpRef;
+use crate::op::{OpId, OpRef};
 use crate::pool::Pool;
 use crate::span::Span;
 
@@ -350,6 +350,20 @@ impl RelaxFunction {
     pub fn use_var(&mut self, v: Var) -> Expr {
         let ty = self.vars[v].ty;
         self.add_expr(ExprData::Var(v), Some(ty))
+    }
+    /// The op of a call's callee, when it is an op of the table.
+    pub fn callee_op(&self, call: &Call) -> Option<OpId> {
+        match &self.exprs[call.callee] {
+            ExprData::Op(op) => op.id(),
+            _ => None,
+        }
+    }
+    /// The op `e` calls, when `e` is a call of an op of the table.
+    pub fn called_op(&self, e: Expr) -> Option<OpId> {
+        match &self.exprs[e] {
+            ExprData::Call(c) => self.callee_op(c),
+            _ => None,
+        }
     }
     /// The direct operands of an expression ([`ExprData::for_each_operand`]).
     pub fn operands(&self, e: Expr) -> Vec<Expr> {

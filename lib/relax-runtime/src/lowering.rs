@@ -5,7 +5,7 @@
 //! alone into a scratch module, lowering that module and interpreting the result. An
 //! interpreter without a lowering reports those calls as errors naming the op.
 
-use relax_ir::Module;
+use relax_ir::{Module, OpId};
 
 /// How a lowering treats an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,8 +22,8 @@ pub enum Lowered {
 
 /// Lowers op calls into code the interpreter runs.
 pub trait OpLowering {
-    /// How calls of the op named `op` (`relax.nn.conv2d`) are lowered.
-    fn lowering_of(&self, op: &str) -> Lowered;
+    /// How calls of the op `op` are lowered.
+    fn lowering_of(&self, op: OpId) -> Lowered;
     /// Lowers every op call of `m` it can, in place, and leaves the module's PrimFuncs as
     /// lowered TIR (`relax_ir::tir_lower`), the only TIR the interpreter runs. `m` is the
     /// scratch module of one call: a function `main` whose one binding calls the op on

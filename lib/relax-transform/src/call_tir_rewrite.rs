@@ -29,9 +29,10 @@ use relax_ir::diag::Diagnostic;
 use relax_ir::{
     AttrValue, Binding, Expr, ExprData, Global, Module, RelaxFunction, TensorShape, Ty, TyData, VDeviceInfo,
 };
+use relax_ir::{OpId, ops};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::emit::{self, NameSupply, callee_op_name};
+use crate::emit::{self, NameSupply};
 use crate::walk::{all_blocks, tidy_blocks};
 use relax_ir::Seq;
 
@@ -58,7 +59,7 @@ impl Pass for CallTirRewrite {
 }
 
 /// The destination-passing ops this pass rewrites.
-pub const DPS_OPS: &[&str] = &["relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed"];
+pub const DPS_OPS: &[OpId] = &[ops::CALL_TIR, ops::CALL_TIR_INPLACE, ops::CALL_DPS_PACKED];
 
 /// True when some Relax function of `m` still calls `call_tir` or another DPS op.
 pub fn has_dps_calls(m: &Module) -> bool {
@@ -70,7 +71,7 @@ pub fn function_has_dps_calls(f: &RelaxFunction) -> bool {
     let mut found = false;
     f.for_each_reachable(|_, d| {
         if let ExprData::Call(c) = d
-            && callee_op_name(f, c).is_some_and(|n| DPS_OPS.contains(&n.as_str()))
+            && f.callee_op(c).is_some_and(|id| DPS_OPS.contains(&id))
         {
             found = true;
         }
@@ -165,8 +166,8 @@ fn rewrite_binding(
 ) -> Result<Option<Expr>, Diagnostic> {
     let ExprData::Call(call) = f.exprs[bd.value].clone() else { return Ok(None) };
     let cargs = f.list(call.args).to_vec();
-    let Some(op) = callee_op_name(f, &call) else { return Ok(None) };
-    if !DPS_OPS.contains(&op.as_str()) || cargs.len() < 2 {
+    let Some(op) = f.callee_op(&call) else { return Ok(None) };
+    if !DPS_OPS.contains(&op) || cargs.len() < 2 {
         return Ok(None);
     }
     let span = *f.spans.exprs.get(bd.value);
@@ -179,13 +180,13 @@ fn rewrite_binding(
         Some(v) => v.as_int_list().unwrap_or_default(),
         None => Vec::new(),
     };
-    let is_inplace = op == "relax.call_tir_inplace";
+    let is_inplace = op == ops::CALL_TIR_INPLACE;
     let single = matches!(f.pool.ty(out_ty), TyData::Tensor { .. });
     let mut leaves = Vec::new();
     flatten_tensors(f, out_ty, &mut leaves).map_err(|t| {
         err(format!(
             "call-tir-rewrite: `{op}` must return tensors of known shape (or tuples of them), but returns `{t}`",
-            op = op.trim_start_matches("relax."),
+            op = op.name().trim_start_matches("relax."),
         ))
     })?;
     if is_inplace && leaves.len() != inplace.len() {
@@ -232,7 +233,7 @@ fn rewrite_binding(
                 let tt = f.pool.intern_ty(TyData::Tuple(tys));
                 let tuple = f.add_tuple(args, Some(tt));
                 let void = emit::void(f);
-                emit::call_op(f, "relax.vm.call_tir_dyn", vec![callee, tuple], Vec::new(), void)
+                emit::call_op(f, ops::VM_CALL_TIR_DYN, vec![callee, tuple], Vec::new(), void)
             } else {
                 plain_call(f, callee, args)
             }
@@ -324,7 +325,7 @@ pub fn alloc_tensor(f: &mut RelaxFunction, t: Ty, dev: i64, scope: &str) -> Expr
     let dt = emit::dtype(f, dtype);
     let dev = emit::prim_i64(f, dev);
     let scope = emit::str_lit(f, scope);
-    emit::call_op(f, "relax.builtin.alloc_tensor", vec![shape_arg, dt, dev, scope], vec![t], t)
+    emit::call_op(f, ops::BUILTIN_ALLOC_TENSOR, vec![shape_arg, dt, dev, scope], vec![t], t)
 }
 
 /// The runtime device index and storage scope of an output of type `t`: the position of

@@ -7,21 +7,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::op::{OpRef, lookup};
-use relax_ir::{Attrs, Binding, BindingKind, Call, DataType, Expr, ExprData, PrimExpr, RelaxFunction, Ty, TyData, Var};
+use relax_ir::op::{OpId, OpRef};
+use relax_ir::{Attrs, Binding, BindingKind, DataType, Expr, ExprData, PrimExpr, RelaxFunction, Ty, TyData, Var};
 
-/// An expression naming the op `name` (`relax.memory.alloc_storage`), used as a callee.
-pub fn op(f: &mut RelaxFunction, name: &str) -> Expr {
-    let op = match lookup(name) {
-        Some(id) => OpRef::Known(id),
-        None => OpRef::Custom(name.to_string()),
-    };
-    f.add_expr(ExprData::Op(op), None)
+/// An expression naming the op `id` (`ops::MEMORY_ALLOC_STORAGE`), used as a callee.
+pub fn op(f: &mut RelaxFunction, id: OpId) -> Expr {
+    f.add_expr(ExprData::Op(OpRef::Known(id)), None)
 }
 
-/// A call of the op `name` with positional `args`, typed `ty`.
-pub fn call_op(f: &mut RelaxFunction, name: &str, args: Vec<Expr>, sinfo_args: Vec<Ty>, ty: Ty) -> Expr {
-    let callee = op(f, name);
+/// A call of the op `id` with positional `args`, typed `ty`.
+pub fn call_op(f: &mut RelaxFunction, id: OpId, args: Vec<Expr>, sinfo_args: Vec<Ty>, ty: Ty) -> Expr {
+    let callee = op(f, id);
     f.add_call(callee, args, Attrs::new(), sinfo_args, Some(ty))
 }
 
@@ -112,22 +108,6 @@ impl NameSupply {
                 return name;
             }
         }
-    }
-}
-
-/// The op name of a call's callee, when the callee is an op (`relax.call_tir`).
-pub fn callee_op_name(f: &RelaxFunction, call: &Call) -> Option<String> {
-    match &f.exprs[call.callee] {
-        ExprData::Op(op) => Some(op.name().to_string()),
-        _ => None,
-    }
-}
-
-/// The op name of `e` when it is a call of an op.
-pub fn call_op_name(f: &RelaxFunction, e: Expr) -> Option<String> {
-    match &f.exprs[e] {
-        ExprData::Call(c) => callee_op_name(f, c),
-        _ => None,
     }
 }
 

@@ -23,7 +23,8 @@ pub mod params;
 
 use std::collections::HashMap;
 
-use relax_ir::op::{OpRef, lookup};
+use relax_ir::op::OpRef;
+use relax_ir::ops;
 use relax_ir::{
     AttrValue, Attrs, Call, Diagnostic, Expr, ExprData, Func, Global, Module, PrimExpr, RelaxFunction, TyData,
 };
@@ -147,14 +148,14 @@ fn call_tir(f: &mut RelaxFunction, g: Global, args: &[Expr], inplace: &[i64], ty
     if !scalars.is_empty() {
         call_args.push(crate::emit::shape(f, scalars));
     }
-    let (name, attrs) = if inplace.is_empty() {
-        ("relax.call_tir", Attrs::new())
+    let (id, attrs) = if inplace.is_empty() {
+        (ops::CALL_TIR, Attrs::new())
     } else {
         let mut a = Attrs::new();
         a.set("inplace_indices", AttrValue::List(inplace.iter().map(|&i| AttrValue::Int(i)).collect()));
-        ("relax.call_tir_inplace", a)
+        (ops::CALL_TIR_INPLACE, a)
     };
-    let op = OpRef::Known(lookup(name).expect("in the op table"));
+    let op = OpRef::Known(id);
     let callee = f.add_expr(ExprData::Op(op), None);
     let args = f.new_list(call_args);
     ExprData::Call(Call { callee, args, attrs, sinfo_args: vec![ty] })

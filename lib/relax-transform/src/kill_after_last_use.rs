@@ -23,9 +23,10 @@
 use std::collections::{HashMap, HashSet};
 
 use relax_ir::{Binding, Block, Expr, ExprData, Global, Module, RelaxFunction, TyData, Var};
+use relax_ir::{OpId, ops};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::emit::{self, call_op_name};
+use crate::emit;
 use crate::remove_purity_checking::mark_force_pure;
 use relax_ir::Seq;
 
@@ -52,8 +53,8 @@ impl Pass for KillAfterLastUse {
     }
 }
 
-const KILLS: &[&str] = &["relax.memory.kill_tensor", "relax.memory.kill_storage", "relax.vm.kill_object"];
-const STORAGES: &[&str] = &["relax.memory.alloc_storage", "relax.vm.alloc_storage"];
+const KILLS: &[OpId] = &[ops::MEMORY_KILL_TENSOR, ops::MEMORY_KILL_STORAGE, ops::VM_KILL_OBJECT];
+const STORAGES: &[OpId] = &[ops::MEMORY_ALLOC_STORAGE, ops::VM_ALLOC_STORAGE];
 
 /// Runs the pass on one function; returns true if it changed anything.
 pub fn kill_after_last_use(f: &mut RelaxFunction) -> bool {
@@ -122,10 +123,10 @@ impl Facts {
                         }
                         ExprData::If { .. } => ifs.push((bd.var, bd.value)),
                         ExprData::Call(c) => {
-                            let name = call_op_name(f, bd.value).unwrap_or_default();
-                            if STORAGES.contains(&name.as_str()) {
+                            let name = f.called_op(bd.value);
+                            if name.is_some_and(|id| STORAGES.contains(&id)) {
                                 facts.storages.insert(bd.var);
-                            } else if KILLS.contains(&name.as_str())
+                            } else if name.is_some_and(|id| KILLS.contains(&id))
                                 && let Some(ExprData::Var(v)) = f.list(c.args).first().map(|&a| &f.exprs[a])
                             {
                                 facts.killed.insert(*v);
@@ -199,9 +200,9 @@ fn kill_in_seq(f: &mut RelaxFunction, s: Seq, facts: &Facts) -> bool {
             if let Some(kills) = after.get(&i) {
                 for (kind, vars) in kills.iter().enumerate() {
                     let op = match kind {
-                        0 => "relax.memory.kill_tensor",
-                        1 => "relax.memory.kill_storage",
-                        _ => "relax.vm.kill_object",
+                        0 => ops::MEMORY_KILL_TENSOR,
+                        1 => ops::MEMORY_KILL_STORAGE,
+                        _ => ops::VM_KILL_OBJECT,
                     };
                     for &v in vars {
                         let arg = f.use_var(v);

@@ -15,10 +15,11 @@
 //! already made a `storage`, as TVM prints.
 
 use relax_ir::diag::Diagnostic;
+use relax_ir::ops;
 use relax_ir::{Binding, DataType, ExprData, Global, Module, PrimExpr, RelaxFunction, TyData};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
-use crate::emit::{self, NameSupply, call_op_name};
+use crate::emit::{self, NameSupply};
 use relax_ir::Seq;
 
 /// Registry entry.
@@ -71,7 +72,7 @@ impl Cx {
                 for s in nested {
                     self.seq(f, s);
                 }
-                if call_op_name(f, bd.value).as_deref() != Some("relax.builtin.alloc_tensor") {
+                if f.called_op(bd.value) != Some(ops::BUILTIN_ALLOC_TENSOR) {
                     out.push(bd);
                     continue;
                 }
@@ -133,8 +134,7 @@ fn lower(
     let scope_s = copy(f, scope);
     let u8 = emit::dtype(f, DataType::UINT8);
     let object = emit::object(f);
-    let storage_call =
-        emit::call_op(f, "relax.memory.alloc_storage", vec![size, dev_s, scope_s, u8], Vec::new(), object);
+    let storage_call = emit::call_op(f, ops::MEMORY_ALLOC_STORAGE, vec![size, dev_s, scope_s, u8], Vec::new(), object);
     let name = names.fresh("storage");
     let sb = emit::bind(f, &name, storage_call, dataflow);
     let storage = sb.var;
@@ -142,7 +142,7 @@ fn lower(
     let s = f.use_var(storage);
     let offset = emit::prim_i64(f, 0);
     let ty = f.ty_of(bd.value).unwrap_or(f.vars[bd.var].ty);
-    Ok(emit::call_op(f, "relax.memory.alloc_tensor", vec![s, offset, shape_arg, dtype_arg, dev], Vec::new(), ty))
+    Ok(emit::call_op(f, ops::MEMORY_ALLOC_TENSOR, vec![s, offset, shape_arg, dtype_arg, dev], Vec::new(), ty))
 }
 
 fn copy(f: &mut RelaxFunction, e: relax_ir::Expr) -> relax_ir::Expr {

@@ -10,7 +10,8 @@
 //!   dataflow block may only hold pure calls (TVM's pipeline runs `to-non-dataflow`
 //!   first).
 
-use relax_ir::op::{OpRef, lookup};
+use relax_ir::op::OpRef;
+use relax_ir::ops;
 use relax_ir::{AttrValue, Attrs, Call, ExprData, Global, Module, RelaxFunction};
 use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
@@ -69,9 +70,9 @@ pub fn remove_purity_checking(f: &mut RelaxFunction) -> bool {
     for e in calls {
         let ExprData::Call(call) = f.exprs[e].clone() else { continue };
         let ExprData::Op(op) = &f.exprs[call.callee] else { continue };
-        let new = match op.name() {
-            "relax.call_pure_packed" | "relax.call_inplace_packed" if !call.args.is_empty() => {
-                let attrs = if op.name() == "relax.call_pure_packed" { call.attrs.clone() } else { Attrs::new() };
+        let new = match op.id() {
+            Some(ops::CALL_PURE_PACKED) | Some(ops::CALL_INPLACE_PACKED) if !call.args.is_empty() => {
+                let attrs = if op.is(ops::CALL_PURE_PACKED) { call.attrs.clone() } else { Attrs::new() };
                 let args = f.list(call.args).to_vec();
                 Call {
                     callee: args[0],
@@ -80,9 +81,8 @@ pub fn remove_purity_checking(f: &mut RelaxFunction) -> bool {
                     sinfo_args: call.sinfo_args,
                 }
             }
-            "relax.invoke_pure_closure" => {
-                let op =
-                    lookup("relax.invoke_closure").map_or(OpRef::Custom("relax.invoke_closure".into()), OpRef::Known);
+            Some(ops::INVOKE_PURE_CLOSURE) => {
+                let op = OpRef::Known(ops::INVOKE_CLOSURE);
                 let callee = f.add_expr(ExprData::Op(op), None);
                 Call { callee, ..call }
             }

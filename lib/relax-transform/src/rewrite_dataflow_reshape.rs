@@ -13,6 +13,7 @@
 //!   provably equal.
 
 use relax_ir::arith::Analyzer;
+use relax_ir::ops;
 use relax_ir::{
     BinOp, Buffer, Expr, ExprData, Func, Global, Module, PrimExpr, PrimExprData, PrimFunc, RelaxFunction, StmtData,
     TyData,
@@ -64,7 +65,7 @@ pub fn rewrite_dataflow_reshape(m: &mut Module, g: Global) -> bool {
                     f.add_expr(data, t)
                 }
             };
-            let call = emit::call_op(f, "relax.reshape", vec![arg, shape], Vec::new(), ty);
+            let call = emit::call_op(f, ops::RESHAPE, vec![arg, shape], Vec::new(), ty);
             f.exprs[value] = f.exprs[call].clone();
         }
     }
@@ -94,7 +95,7 @@ fn plan(m: &Module, f: &RelaxFunction) -> Vec<(Expr, Expr, Vec<PrimExpr>)> {
 /// result's dims.
 fn reshape_of(m: &Module, f: &RelaxFunction, value: Expr) -> Option<(Expr, Vec<PrimExpr>)> {
     let ExprData::Call(call) = &f.exprs[value] else { return None };
-    if emit::callee_op_name(f, call).as_deref() != Some("relax.call_tir") || call.args.len() < 2 {
+    if f.callee_op(call) != Some(ops::CALL_TIR) || call.args.len() < 2 {
         return None;
     }
     let ExprData::Global(g) = f.exprs[f.list(call.args)[0]] else { return None };

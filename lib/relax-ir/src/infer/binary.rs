@@ -15,15 +15,33 @@ use crate::ty::{TensorShape, TyData, VDevice};
 
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a binary op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "add" | "subtract" | "multiply" | "divide" | "power" | "maximum" | "minimum" | "floor_divide" | "mod"
-        | "floor_mod" | "atan2" | "log_add_exp" | "logical_and" | "logical_or" | "logical_xor" | "bitwise_and"
-        | "bitwise_or" | "bitwise_xor" | "left_shift" | "right_shift" => arith,
-        "equal" | "not_equal" | "less" | "less_equal" | "greater" | "greater_equal" => compare,
-        "ewise_fma" => ewise_fma,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::ADD
+        | ops::SUBTRACT
+        | ops::MULTIPLY
+        | ops::DIVIDE
+        | ops::POWER
+        | ops::MAXIMUM
+        | ops::MINIMUM
+        | ops::FLOOR_DIVIDE
+        | ops::MOD
+        | ops::FLOOR_MOD
+        | ops::ATAN2
+        | ops::LOG_ADD_EXP
+        | ops::LOGICAL_AND
+        | ops::LOGICAL_OR
+        | ops::LOGICAL_XOR
+        | ops::BITWISE_AND
+        | ops::BITWISE_OR
+        | ops::BITWISE_XOR
+        | ops::LEFT_SHIFT
+        | ops::RIGHT_SHIFT => arith,
+        ops::EQUAL | ops::NOT_EQUAL | ops::LESS | ops::LESS_EQUAL | ops::GREATER | ops::GREATER_EQUAL => compare,
+        ops::EWISE_FMA => ewise_fma,
         _ => return None,
     }))
 }

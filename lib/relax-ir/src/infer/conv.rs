@@ -14,26 +14,27 @@ use super::binary::{arith_dtype, binary_vdevice};
 use super::cx::{OpCx, TensorInfo};
 use super::simplify::if_then_else;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a convolution, pooling or image op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "nn.conv1d" => |cx| conv(cx, 1, false),
-        "nn.conv2d" => |cx| conv(cx, 2, false),
-        "nn.conv3d" => |cx| conv(cx, 3, false),
-        "nn.conv1d_transpose" => |cx| conv(cx, 1, true),
-        "nn.conv2d_transpose" => |cx| conv(cx, 2, true),
-        "nn.conv3d_transpose" => |cx| conv(cx, 3, true),
-        "nn.max_pool1d" | "nn.avg_pool1d" => |cx| pool(cx, 1),
-        "nn.max_pool2d" | "nn.avg_pool2d" => |cx| pool(cx, 2),
-        "nn.max_pool3d" | "nn.avg_pool3d" => |cx| pool(cx, 3),
-        "nn.adaptive_avg_pool1d" => |cx| adaptive_pool(cx, 1),
-        "nn.adaptive_avg_pool2d" => |cx| adaptive_pool(cx, 2),
-        "nn.adaptive_avg_pool3d" => |cx| adaptive_pool(cx, 3),
-        "image.resize2d" => |cx| resize(cx, 2),
-        "image.resize3d" => |cx| resize(cx, 3),
-        "image.grid_sample" => grid_sample,
-        "image.affine_grid" => affine_grid,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::NN_CONV1D => |cx| conv(cx, 1, false),
+        ops::NN_CONV2D => |cx| conv(cx, 2, false),
+        ops::NN_CONV3D => |cx| conv(cx, 3, false),
+        ops::NN_CONV1D_TRANSPOSE => |cx| conv(cx, 1, true),
+        ops::NN_CONV2D_TRANSPOSE => |cx| conv(cx, 2, true),
+        ops::NN_CONV3D_TRANSPOSE => |cx| conv(cx, 3, true),
+        ops::NN_MAX_POOL1D | ops::NN_AVG_POOL1D => |cx| pool(cx, 1),
+        ops::NN_MAX_POOL2D | ops::NN_AVG_POOL2D => |cx| pool(cx, 2),
+        ops::NN_MAX_POOL3D | ops::NN_AVG_POOL3D => |cx| pool(cx, 3),
+        ops::NN_ADAPTIVE_AVG_POOL1D => |cx| adaptive_pool(cx, 1),
+        ops::NN_ADAPTIVE_AVG_POOL2D => |cx| adaptive_pool(cx, 2),
+        ops::NN_ADAPTIVE_AVG_POOL3D => |cx| adaptive_pool(cx, 3),
+        ops::IMAGE_RESIZE2D => |cx| resize(cx, 2),
+        ops::IMAGE_RESIZE3D => |cx| resize(cx, 3),
+        ops::IMAGE_GRID_SAMPLE => grid_sample,
+        ops::IMAGE_AFFINE_GRID => affine_grid,
         _ => return None,
     }))
 }

@@ -9,19 +9,20 @@ use crate::ty::TyData;
 
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a creation op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "full" => full,
-        "ones" | "zeros" => ones_zeros,
-        "full_like" => full_like,
-        "ones_like" | "zeros_like" => like,
-        "arange" => arange,
-        "tril" | "triu" => tril_triu,
-        "eye" => eye,
-        "eye_like" => eye_like,
-        "hamming_window" => hamming_window,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::FULL => full,
+        ops::ONES | ops::ZEROS => ones_zeros,
+        ops::FULL_LIKE => full_like,
+        ops::ONES_LIKE | ops::ZEROS_LIKE => like,
+        ops::ARANGE => arange,
+        ops::TRIL | ops::TRIU => tril_triu,
+        ops::EYE => eye,
+        ops::EYE_LIKE => eye_like,
+        ops::HAMMING_WINDOW => hamming_window,
         _ => return None,
     }))
 }

@@ -5,7 +5,7 @@ use crate::arith::Analyzer;
 use crate::attrs::AttrValue;
 use crate::dtype::DataType;
 use crate::entities::{Expr, PrimExpr, Ty, Var};
-use crate::op::{OpDef, ParamRole};
+use crate::op::{OpDef, OpId, ParamRole};
 use crate::printer::{print_prim_in, print_ty_in};
 use crate::relax::{Call, ExprData, RelaxFunction};
 use crate::ty::{TensorShape, TyData, VDevice};
@@ -18,6 +18,8 @@ pub struct OpCx<'a> {
     pub f: &'a mut RelaxFunction,
     /// The call.
     pub call: &'a Call,
+    /// The op.
+    pub id: OpId,
     /// The op's table entry.
     pub def: &'static OpDef,
     /// The arithmetic used for proofs and simplification.
@@ -62,13 +64,9 @@ impl TensorInfo {
 
 impl<'a> OpCx<'a> {
     /// A context for `call` of `def`; checks the number of Relax arguments.
-    pub fn new(
-        f: &'a mut RelaxFunction,
-        call: &'a Call,
-        def: &'static OpDef,
-        an: &'a Analyzer,
-    ) -> Result<OpCx<'a>, InferError> {
-        let cx = OpCx { f, call, def, an };
+    pub fn new(f: &'a mut RelaxFunction, call: &'a Call, id: OpId, an: &'a Analyzer) -> Result<OpCx<'a>, InferError> {
+        let def = id.def();
+        let cx = OpCx { f, call, id, def, an };
         if !def.is_variadic() {
             let required = def.args().filter(|p| matches!(p.role, ParamRole::Arg { optional: false, .. })).count();
             let total = def.args().count();

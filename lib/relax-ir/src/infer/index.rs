@@ -10,13 +10,14 @@ use crate::ty::{TensorShape, TyData};
 use super::cx::OpCx;
 use super::simplify::{ceildiv, if_then_else};
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of an indexing op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "take" => take,
-        "strided_slice" => strided_slice,
-        "dynamic_strided_slice" => dynamic_strided_slice,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::TAKE => take,
+        ops::STRIDED_SLICE => strided_slice,
+        ops::DYNAMIC_STRIDED_SLICE => dynamic_strided_slice,
         _ => return None,
     }))
 }

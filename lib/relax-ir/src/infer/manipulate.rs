@@ -11,33 +11,34 @@ use crate::ty::{TensorShape, TyData, VDevice};
 use super::cx::{OpCx, TensorInfo};
 use super::simplify::ceildiv;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a manipulation op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "reshape" => reshape,
-        "permute_dims" => permute_dims,
-        "expand_dims" => expand_dims,
-        "squeeze" => squeeze,
-        "flatten" => flatten,
-        "concat" => concat,
-        "stack" => stack,
-        "split" => split,
-        "broadcast_to" => broadcast_to,
-        "repeat" => repeat,
-        "tile" => tile,
-        "flip" => flip,
-        "collapse_sum_like" => collapse_sum_like,
-        "collapse_sum_to" => collapse_sum_to,
-        "gather_elements" => gather_elements,
-        "gather_nd" => gather_nd,
-        "scatter_elements" | "scatter_nd" => scatter,
-        "slice_scatter" => slice_scatter,
-        "index_tensor" => index_tensor,
-        "index_put" => index_put,
-        "meshgrid" => meshgrid,
-        "one_hot" => one_hot,
-        "layout_transform" => layout_transform,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::RESHAPE => reshape,
+        ops::PERMUTE_DIMS => permute_dims,
+        ops::EXPAND_DIMS => expand_dims,
+        ops::SQUEEZE => squeeze,
+        ops::FLATTEN => flatten,
+        ops::CONCAT => concat,
+        ops::STACK => stack,
+        ops::SPLIT => split,
+        ops::BROADCAST_TO => broadcast_to,
+        ops::REPEAT => repeat,
+        ops::TILE => tile,
+        ops::FLIP => flip,
+        ops::COLLAPSE_SUM_LIKE => collapse_sum_like,
+        ops::COLLAPSE_SUM_TO => collapse_sum_to,
+        ops::GATHER_ELEMENTS => gather_elements,
+        ops::GATHER_ND => gather_nd,
+        ops::SCATTER_ELEMENTS | ops::SCATTER_ND => scatter,
+        ops::SLICE_SCATTER => slice_scatter,
+        ops::INDEX_TENSOR => index_tensor,
+        ops::INDEX_PUT => index_put,
+        ops::MESHGRID => meshgrid,
+        ops::ONE_HOT => one_hot,
+        ops::LAYOUT_TRANSFORM => layout_transform,
         _ => return None,
     }))
 }
@@ -706,7 +707,7 @@ fn scatter(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
     if x.unknown_ndim() {
         return Ok(cx.tensor_ndim(x.dtype, -1, x.vdevice));
     }
-    if cx.def.name == "relax.scatter_elements" {
+    if cx.id == crate::op::ops::SCATTER_ELEMENTS {
         cx.axis(x.ndim, cx.attr_int("axis").unwrap_or(0))?;
     }
     match x.dims().map(<[PrimExpr]>::to_vec) {

@@ -7,13 +7,14 @@ use crate::ty::VDevice;
 use super::binary::{Broadcast, arith_dtype, broadcast};
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a linear-algebra op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "matmul" => matmul,
-        "outer" => outer,
-        "einsum" => einsum,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::MATMUL => matmul,
+        ops::OUTER => outer,
+        ops::EINSUM => einsum,
         _ => return None,
     }))
 }

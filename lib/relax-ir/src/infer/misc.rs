@@ -11,47 +11,52 @@ use crate::ty::{TensorShape, TyData};
 
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a shape, call, closure, effect or memory op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(match name {
-        "call_tir"
-        | "call_tir_inplace"
-        | "call_tir_with_grad"
-        | "call_dps_packed"
-        | "call_pure_packed"
-        | "call_inplace_packed" => Rule::SinfoArgs,
-        _ => Rule::Infer(match name {
-            "shape_of" => shape_of,
-            "tensor_to_shape" => tensor_to_shape,
-            "shape_to_tensor" => shape_to_tensor,
-            "call_builtin_with_ctx" => call_builtin_with_ctx,
-            "invoke_closure" | "invoke_pure_closure" => invoke_closure,
-            "make_closure" | "null_value" | "memory.alloc_storage" | "vm.alloc_storage" => object,
-            "print" | "memory.kill_storage" | "memory.kill_tensor" | "vm.kill_object" | "vm.call_tir_dyn" => void,
-            "assert_op" => assert_op,
-            "builtin.alloc_tensor" => |cx| alloc_tensor(cx, 0, 1),
-            "memory.alloc_tensor" => |cx| alloc_tensor(cx, 2, 3),
-            "vm.alloc_tensor" => vm_alloc_tensor,
-            "builtin.stop_lift_params" => |cx| super::unary::unary(cx, false, None),
-            "memory.view" => view,
-            "memory.ensure_zero_offset" => |cx| Ok(cx.arg_ty(0)),
-            "size" => size,
-            "to_vdevice" => to_vdevice,
-            "hint_on_device" => |cx| Ok(cx.tensor_arg(0)?.ty),
-            "grad.no_grad" | "grad.start_checkpoint" | "grad.end_checkpoint" => |cx| Ok(cx.arg_ty(0)),
-            "ccl.allreduce" | "ccl.broadcast_from_worker0" => |cx| Ok(cx.tensor_arg(0)?.ty),
-            "ccl.allgather" => allgather,
-            "ccl.scatter_from_worker0" => scatter_from_worker0,
-            "inspect.tensor_dtype_code" | "inspect.tensor_dtype_bits" => {
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(match id {
+        ops::CALL_TIR
+        | ops::CALL_TIR_INPLACE
+        | ops::CALL_TIR_WITH_GRAD
+        | ops::CALL_DPS_PACKED
+        | ops::CALL_PURE_PACKED
+        | ops::CALL_INPLACE_PACKED => Rule::SinfoArgs,
+        _ => Rule::Infer(match id {
+            ops::SHAPE_OF => shape_of,
+            ops::TENSOR_TO_SHAPE => tensor_to_shape,
+            ops::SHAPE_TO_TENSOR => shape_to_tensor,
+            ops::CALL_BUILTIN_WITH_CTX => call_builtin_with_ctx,
+            ops::INVOKE_CLOSURE | ops::INVOKE_PURE_CLOSURE => invoke_closure,
+            ops::MAKE_CLOSURE | ops::NULL_VALUE | ops::MEMORY_ALLOC_STORAGE | ops::VM_ALLOC_STORAGE => object,
+            ops::PRINT
+            | ops::MEMORY_KILL_STORAGE
+            | ops::MEMORY_KILL_TENSOR
+            | ops::VM_KILL_OBJECT
+            | ops::VM_CALL_TIR_DYN => void,
+            ops::ASSERT_OP => assert_op,
+            ops::BUILTIN_ALLOC_TENSOR => |cx| alloc_tensor(cx, 0, 1),
+            ops::MEMORY_ALLOC_TENSOR => |cx| alloc_tensor(cx, 2, 3),
+            ops::VM_ALLOC_TENSOR => vm_alloc_tensor,
+            ops::BUILTIN_STOP_LIFT_PARAMS => |cx| super::unary::unary(cx, false, None),
+            ops::MEMORY_VIEW => view,
+            ops::MEMORY_ENSURE_ZERO_OFFSET => |cx| Ok(cx.arg_ty(0)),
+            ops::SIZE => size,
+            ops::TO_VDEVICE => to_vdevice,
+            ops::HINT_ON_DEVICE => |cx| Ok(cx.tensor_arg(0)?.ty),
+            ops::GRAD_NO_GRAD | ops::GRAD_START_CHECKPOINT | ops::GRAD_END_CHECKPOINT => |cx| Ok(cx.arg_ty(0)),
+            ops::CCL_ALLREDUCE | ops::CCL_BROADCAST_FROM_WORKER0 => |cx| Ok(cx.tensor_arg(0)?.ty),
+            ops::CCL_ALLGATHER => allgather,
+            ops::CCL_SCATTER_FROM_WORKER0 => scatter_from_worker0,
+            ops::INSPECT_TENSOR_DTYPE_CODE | ops::INSPECT_TENSOR_DTYPE_BITS => {
                 |cx| inspect(cx, DataType::new(crate::dtype::TypeCode::UInt, 8))
             }
-            "inspect.tensor_dtype_lanes" => |cx| inspect(cx, DataType::new(crate::dtype::TypeCode::UInt, 16)),
-            "inspect.tensor_ndim" => |cx| inspect(cx, DataType::INT32),
-            "inspect.tensor_shape_i"
-            | "inspect.tensor_stride_i"
-            | "inspect.tensor_byte_offset"
-            | "inspect.tensor_elem_offset" => |cx| inspect(cx, DataType::INT64),
+            ops::INSPECT_TENSOR_DTYPE_LANES => |cx| inspect(cx, DataType::new(crate::dtype::TypeCode::UInt, 16)),
+            ops::INSPECT_TENSOR_NDIM => |cx| inspect(cx, DataType::INT32),
+            ops::INSPECT_TENSOR_SHAPE_I
+            | ops::INSPECT_TENSOR_STRIDE_I
+            | ops::INSPECT_TENSOR_BYTE_OFFSET
+            | ops::INSPECT_TENSOR_ELEM_OFFSET => |cx| inspect(cx, DataType::INT64),
             _ => return None,
         }),
     })

@@ -50,7 +50,7 @@ mod tests;
 
 use crate::arith::Analyzer;
 use crate::entities::Ty;
-use crate::op::{OpClass, OpRef};
+use crate::op::{OpClass, OpId, OpRef, OpTable};
 use crate::relax::{Call, ExprData, RelaxFunction};
 
 pub use call::{CalleeSig, derive_call};
@@ -96,21 +96,26 @@ pub enum Rule {
     SinfoArgs,
 }
 
-/// The inference rule of the op named `name` (`relax.add`), if it has one.
-pub fn rule(name: &str) -> Option<Rule> {
-    let short = name.strip_prefix("relax.")?;
-    unary::rule(short)
-        .or_else(|| binary::rule(short))
-        .or_else(|| matmul::rule(short))
-        .or_else(|| nn::rule(short))
-        .or_else(|| conv::rule(short))
-        .or_else(|| manipulate::rule(short))
-        .or_else(|| reduce::rule(short))
-        .or_else(|| create::rule(short))
-        .or_else(|| index::rule(short))
-        .or_else(|| search::rule(short))
-        .or_else(|| vision::rule(short))
-        .or_else(|| misc::rule(short))
+/// The inference rule of each op, from the families' tables (one file each).
+static RULES: OpTable<Rule> = crate::op_table_of!(
+    Rule;
+    unary::rule,
+    binary::rule,
+    matmul::rule,
+    nn::rule,
+    conv::rule,
+    manipulate::rule,
+    reduce::rule,
+    create::rule,
+    index::rule,
+    search::rule,
+    vision::rule,
+    misc::rule,
+);
+
+/// The inference rule of the op `id`, if it has one.
+pub fn rule(id: OpId) -> Option<Rule> {
+    RULES.get(id)
 }
 
 /// The result type of an op call, from its arguments' types (argument expressions are
@@ -122,15 +127,15 @@ pub fn rule(name: &str) -> Option<Rule> {
 pub fn infer_op(f: &mut RelaxFunction, call: &Call, an: &Analyzer) -> Result<Option<Ty>, InferError> {
     let ExprData::Op(op) = &f.exprs[call.callee] else { return Ok(None) };
     let op = op.clone();
-    let def = match &op {
-        OpRef::Known(id) => id.def(),
+    let (id, def) = match &op {
+        OpRef::Known(id) => (*id, id.def()),
         OpRef::Custom(_) => {
             return Ok((!call.sinfo_args.is_empty()).then(|| sinfo_result(f, &call.sinfo_args)));
         }
     };
-    match rule(def.name) {
+    match rule(id) {
         Some(Rule::Infer(rule)) => {
-            let mut cx = OpCx::new(f, call, def, an)?;
+            let mut cx = OpCx::new(f, call, id, an)?;
             rule(&mut cx).map(Some)
         }
         Some(Rule::SinfoArgs) => Ok(Some(match def.class {

@@ -8,26 +8,27 @@ use crate::prim::BinOp;
 use super::cx::{OpCx, TensorInfo};
 use super::unary::unary;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of an `nn` op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "nn.relu" => |cx| unary(cx, false, None),
-        "nn.gelu" | "nn.gelu_tanh" | "nn.selu" | "nn.silu" | "nn.softplus" | "nn.leakyrelu" => {
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::NN_RELU => |cx| unary(cx, false, None),
+        ops::NN_GELU | ops::NN_GELU_TANH | ops::NN_SELU | ops::NN_SILU | ops::NN_SOFTPLUS | ops::NN_LEAKYRELU => {
             |cx| unary(cx, true, None)
         }
-        "nn.softmax" | "nn.log_softmax" => softmax,
-        "nn.layer_norm" | "nn.rms_norm" => norm,
-        "nn.dropout" => dropout,
-        "nn.attention" | "nn.attention_bias" | "nn.attention_var_len" => attention,
-        "nn.prelu" => prelu,
-        "nn.pad" => pad,
-        "nn.pixel_shuffle" => pixel_shuffle,
-        "nn.batch_norm" => batch_norm,
-        "nn.group_norm" | "nn.instance_norm" => channel_norm,
-        "nn.cross_entropy_with_logits" => cross_entropy,
-        "nn.nll_loss" => nll_loss,
-        "nn.batch_flatten" => batch_flatten,
+        ops::NN_SOFTMAX | ops::NN_LOG_SOFTMAX => softmax,
+        ops::NN_LAYER_NORM | ops::NN_RMS_NORM => norm,
+        ops::NN_DROPOUT => dropout,
+        ops::NN_ATTENTION | ops::NN_ATTENTION_BIAS | ops::NN_ATTENTION_VAR_LEN => attention,
+        ops::NN_PRELU => prelu,
+        ops::NN_PAD => pad,
+        ops::NN_PIXEL_SHUFFLE => pixel_shuffle,
+        ops::NN_BATCH_NORM => batch_norm,
+        ops::NN_GROUP_NORM | ops::NN_INSTANCE_NORM => channel_norm,
+        ops::NN_CROSS_ENTROPY_WITH_LOGITS => cross_entropy,
+        ops::NN_NLL_LOSS => nll_loss,
+        ops::NN_BATCH_FLATTEN => batch_flatten,
         _ => return None,
     }))
 }
@@ -104,7 +105,7 @@ fn attention(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
     }
     differ(cx, kd[1], vd[1], "sequence length", "key", "value")?;
     differ(cx, qd[3], kd[3], "head dim", "query", "key")?;
-    let bias = if cx.def.name == "relax.nn.attention_var_len" { None } else { t.get(3) };
+    let bias = if cx.id == crate::op::ops::NN_ATTENTION_VAR_LEN { None } else { t.get(3) };
     if let Some(bias) = bias {
         if bias.ndim != 4 {
             return Err(cx.err(format!("`bias` must have rank 4, but has type {}", cx.q(bias.ty))));
@@ -293,7 +294,7 @@ fn channel_norm(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
         return Err(cx.err(format!("expects floating-point data, but was given {}", cx.q(data.ty))));
     }
     let chan_len = channel.and_then(|c| data.dims().map(|d| d[c]));
-    if cx.def.name == "relax.nn.group_norm"
+    if cx.id == crate::op::ops::NN_GROUP_NORM
         && let (Some(len), Some(g)) = (chan_len.and_then(|l| cx.as_int(l)), cx.attr_int("num_groups"))
         && g != 0
         && len.wrapping_rem(g) != 0

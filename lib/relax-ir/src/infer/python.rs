@@ -8,19 +8,20 @@ use crate::arith::Analyzer;
 use crate::attrs::{AttrValue, Attrs};
 use crate::dtype::DataType;
 use crate::entities::{Expr, PrimExpr};
+use crate::op::{OpId, ops};
 use crate::prim::BinOp;
 use crate::relax::{ExprData, RelaxFunction};
 use crate::ty::TyData;
 
 use super::simplify::{bin, simplify};
 
-/// Rewrites the arguments and attributes of a call of `op` (full name) as TVM's Python
-/// constructor would have built them. Does nothing for other ops, or when the
-/// information needed is missing (TVM would then reject the call).
-pub fn apply_python_conveniences(f: &mut RelaxFunction, op: &str, args: &mut [Expr], attrs: &mut Attrs) {
+/// Rewrites the arguments and attributes of a call of `op` as TVM's Python constructor
+/// would have built them. Does nothing for other ops, or when the information needed is
+/// missing (TVM would then reject the call).
+pub fn apply_python_conveniences(f: &mut RelaxFunction, op: OpId, args: &mut [Expr], attrs: &mut Attrs) {
     match op {
-        "relax.reshape" => reshape(f, args),
-        "relax.arange" => arange(f, args, attrs),
+        ops::RESHAPE => reshape(f, args),
+        ops::ARANGE => arange(f, args, attrs),
         _ => {}
     }
 }

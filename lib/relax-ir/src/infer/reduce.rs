@@ -8,14 +8,15 @@ use crate::prim::BinOp;
 
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a reduction or scan.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "sum" | "mean" | "max" | "min" | "prod" | "std" | "variance" => statistical,
-        "argmax" | "argmin" => arg_reduce,
-        "cumsum" | "cumprod" => scan,
-        "median" => median,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::SUM | ops::MEAN | ops::MAX | ops::MIN | ops::PROD | ops::STD | ops::VARIANCE => statistical,
+        ops::ARGMAX | ops::ARGMIN => arg_reduce,
+        ops::CUMSUM | ops::CUMPROD => scan,
+        ops::MEDIAN => median,
         _ => return None,
     }))
 }

@@ -10,18 +10,19 @@ use crate::ty::{TensorShape, TyData, VDevice};
 use super::binary::{Broadcast, arith_dtype, broadcast};
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a search or sort op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "where" => where_,
-        "sort" => sort,
-        "argsort" => argsort,
-        "topk" => topk,
-        "bucketize" => bucketize,
-        "unique" => unique,
-        "nonzero" => nonzero,
-        "multinomial_from_uniform" => multinomial,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::WHERE => where_,
+        ops::SORT => sort,
+        ops::ARGSORT => argsort,
+        ops::TOPK => topk,
+        ops::BUCKETIZE => bucketize,
+        ops::UNIQUE => unique,
+        ops::NONZERO => nonzero,
+        ops::MULTINOMIAL_FROM_UNIFORM => multinomial,
         _ => return None,
     }))
 }

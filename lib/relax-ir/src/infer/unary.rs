@@ -9,18 +9,43 @@ use crate::ty::TyData;
 
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a unary op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "acos" | "acosh" | "asin" | "asinh" | "atan" | "atanh" | "cos" | "cosh" | "exp" | "log" | "rsqrt"
-        | "sigmoid" | "sin" | "sinh" | "sqrt" | "tan" | "tanh" | "erf" => float_arith,
-        "abs" | "bitwise_not" | "ceil" | "floor" | "logical_not" | "negative" | "round" | "sign" | "square"
-        | "trunc" => arith,
-        "isfinite" | "isinf" | "isnan" => check,
-        "clip" => clip,
-        "astype" | "wrap_param" => astype,
-        "quantize" | "dequantize" => qdq,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::ACOS
+        | ops::ACOSH
+        | ops::ASIN
+        | ops::ASINH
+        | ops::ATAN
+        | ops::ATANH
+        | ops::COS
+        | ops::COSH
+        | ops::EXP
+        | ops::LOG
+        | ops::RSQRT
+        | ops::SIGMOID
+        | ops::SIN
+        | ops::SINH
+        | ops::SQRT
+        | ops::TAN
+        | ops::TANH
+        | ops::ERF => float_arith,
+        ops::ABS
+        | ops::BITWISE_NOT
+        | ops::CEIL
+        | ops::FLOOR
+        | ops::LOGICAL_NOT
+        | ops::NEGATIVE
+        | ops::ROUND
+        | ops::SIGN
+        | ops::SQUARE
+        | ops::TRUNC => arith,
+        ops::ISFINITE | ops::ISINF | ops::ISNAN => check,
+        ops::CLIP => clip,
+        ops::ASTYPE | ops::WRAP_PARAM => astype,
+        ops::QUANTIZE | ops::DEQUANTIZE => qdq,
         _ => return None,
     }))
 }
@@ -73,7 +98,7 @@ fn astype(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
 }
 
 fn qdq(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
-    let quantize = cx.def.name == "relax.quantize";
+    let quantize = cx.id == crate::op::ops::QUANTIZE;
     let out = cx.attr_dtype("out_dtype").unwrap_or(if quantize { DataType::INT8 } else { DataType::FLOAT32 });
     let ok = if quantize {
         matches!(out.to_string().as_str(), "int8" | "uint8" | "int16" | "uint16" | "float8_e4m3fn" | "float8_e5m2")

@@ -9,15 +9,16 @@ use crate::ty::TyData;
 
 use super::cx::OpCx;
 use super::{InferError, Rule};
+use crate::op::{OpId, ops};
 
 /// The rule of a vision op.
-pub(super) fn rule(name: &str) -> Option<Rule> {
-    Some(Rule::Infer(match name {
-        "vision.roi_align" | "vision.roi_pool" => roi,
-        "vision.get_valid_counts" => get_valid_counts,
-        "vision.non_max_suppression" => nms,
-        "vision.all_class_non_max_suppression" => all_class_nms,
-        "vision.multibox_transform_loc" => multibox_transform_loc,
+pub(super) const fn rule(id: OpId) -> Option<Rule> {
+    Some(Rule::Infer(match id {
+        ops::VISION_ROI_ALIGN | ops::VISION_ROI_POOL => roi,
+        ops::VISION_GET_VALID_COUNTS => get_valid_counts,
+        ops::VISION_NON_MAX_SUPPRESSION => nms,
+        ops::VISION_ALL_CLASS_NON_MAX_SUPPRESSION => all_class_nms,
+        ops::VISION_MULTIBOX_TRANSFORM_LOC => multibox_transform_loc,
         _ => return None,
     }))
 }

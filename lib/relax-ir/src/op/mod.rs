@@ -11,20 +11,100 @@
 //!
 //! Ops missing from the table are still accepted (see [`OpRef::Custom`]): their arguments
 //! and keywords are kept as written and their type comes from the binding's annotation.
+//!
+//! **Op identity is an [`OpId`].** The table declares, with each entry, the constant that
+//! names the op in code ([`ops`]: `ops::CALL_TIR` is `relax.call_tir`, `ops::NN_SOFTMAX`
+//! is `relax.nn.softmax`); code compares ids, never names. What other layers know about
+//! an op (its type-inference rule, legalization, pattern kind, reference kernel) lives in
+//! dense tables keyed by id ([`OpTable`]), built at compile time from each layer's
+//! per-family `const fn` lookups by [`op_table_of!`], which also rejects an op claimed by
+//! two families.
+
+/// Declares the op table: `IDENT = op("relax.name", params),` entries become the
+/// constants of [`ops`], [`OPS`] (indexed by [`OpId`]), [`OP_COUNT`] and [`lookup`].
+macro_rules! op_table {
+    ($($id:ident = $ctor:ident($name:literal, $($rest:tt)*),)*) => {
+        /// The position of each op in [`OPS`].
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms, reason = "named after the ops")]
+        #[repr(u16)]
+        enum Index {
+            $($id,)*
+            Count,
+        }
+
+        /// The ids of the ops of the table, one constant per op.
+        pub mod ops {
+            use super::super::OpId;
+            $(
+                #[doc = concat!("`", $name, "`")]
+                pub const $id: OpId = OpId(super::Index::$id as u16);
+            )*
+        }
+
+        /// The number of ops in the table.
+        pub const OP_COUNT: usize = Index::Count as usize;
+
+        /// Every op, indexed by [`OpId`].
+        pub static OPS: [OpDef; OP_COUNT] = [$($ctor($name, $($rest)*),)*];
+
+        /// Finds an op by full name (`relax.add`).
+        pub fn lookup(name: &str) -> Option<OpId> {
+            match name {
+                $($name => Some(ops::$id),)*
+                _ => None,
+            }
+        }
+    };
+}
 
 mod table;
-
-use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use crate::DataType;
 use crate::attrs::{AttrValue, FloatBits};
 
-pub use table::OPS;
+pub use table::{OP_COUNT, OPS, lookup, ops};
 
-/// The index of an op in [`OPS`].
+/// The identity of an op of the table: its index in [`OPS`]. The constants of [`ops`]
+/// name them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OpId(pub u16);
+
+/// A table keyed by op: what one layer knows about each op (`None` for ops it has
+/// nothing for). Built at compile time by [`op_table_of!`].
+#[derive(Clone, Copy, Debug)]
+pub struct OpTable<T: Copy + 'static>(pub [Option<T>; OP_COUNT]);
+
+impl<T: Copy + 'static> OpTable<T> {
+    /// The entry of `id` (`None` for an id out of range).
+    pub fn get(&self, id: OpId) -> Option<T> {
+        self.0.get(id.index()).copied().flatten()
+    }
+}
+
+/// Builds an [`OpTable`] at compile time from per-family lookups, each a
+/// `const fn(OpId) -> Option<T>`: `op_table_of!(Rule; unary::rule, binary::rule)`. An op
+/// that two families claim is a compile-time error.
+#[macro_export]
+macro_rules! op_table_of {
+    ($ty:ty; $($family:path),+ $(,)?) => {{
+        const N: usize = $crate::op::OP_COUNT;
+        let mut table: [Option<$ty>; N] = [None; N];
+        let mut i = 0;
+        while i < N {
+            let id = $crate::op::OpId(i as u16);
+            let mut claimed = 0;
+            $(
+                if let Some(entry) = $family(id) {
+                    table[i] = Some(entry);
+                    claimed += 1;
+                }
+            )+
+            assert!(claimed <= 1, "an op has entries in two families of one table");
+            i += 1;
+        }
+        $crate::op::OpTable(table)
+    }};
+}
 
 /// An op used as a callee.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -36,6 +116,21 @@ pub enum OpRef {
 }
 
 impl OpRef {
+    /// The id of a known op.
+    pub fn id(&self) -> Option<OpId> {
+        match self {
+            OpRef::Known(id) => Some(*id),
+            OpRef::Custom(_) => None,
+        }
+    }
+    /// True when this is the op `id`.
+    pub fn is(&self, id: OpId) -> bool {
+        self.id() == Some(id)
+    }
+    /// True when this is one of the ops `ids`.
+    pub fn is_one_of(&self, ids: &[OpId]) -> bool {
+        self.id().is_some_and(|id| ids.contains(&id))
+    }
     /// The full name (`relax.add`).
     pub fn name(&self) -> &str {
         match self {
@@ -53,6 +148,10 @@ impl OpRef {
 }
 
 impl OpId {
+    /// The position in [`OPS`].
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
     /// The table entry.
     pub fn def(self) -> &'static OpDef {
         &OPS[usize::from(self.0)]
@@ -323,12 +422,6 @@ impl OpDef {
     }
 }
 
-/// Finds an op by full name (`relax.add`).
-pub fn lookup(name: &str) -> Option<OpId> {
-    static INDEX: OnceLock<HashMap<&'static str, OpId>> = OnceLock::new();
-    INDEX.get_or_init(|| OPS.iter().enumerate().map(|(i, d)| (d.name, OpId(i as u16))).collect()).get(name).copied()
-}
-
 /// An [`OpRef`] for a full name: known if in the table, custom otherwise.
 pub fn op_ref(name: &str) -> OpRef {
     match lookup(name) {
@@ -344,7 +437,8 @@ mod tests {
     #[test]
     fn names_are_unique_and_prefixed() {
         let mut seen = std::collections::HashSet::new();
-        for d in OPS {
+        for (i, d) in OPS.iter().enumerate() {
+            assert_eq!(lookup(d.name), Some(OpId(i as u16)), "{}", d.name);
             assert!(d.name.starts_with("relax."), "{}", d.name);
             assert!(seen.insert(d.name), "duplicate op {}", d.name);
             let mut names = std::collections::HashSet::new();

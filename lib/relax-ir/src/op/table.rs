@@ -1,7 +1,7 @@
 //! The op table's entries (TVM 0.25's Python signatures; attribute defaults as TVM prints
 //! them).
 
-use super::{ArgDflt as AD, ArgKind as K, AttrKind as A, Dflt as D, OpClass, OpDef, Param, ParamRole};
+use super::{ArgDflt as AD, ArgKind as K, AttrKind as A, Dflt as D, OpClass, OpDef, OpId, Param, ParamRole};
 
 const fn arg(name: &'static str, kind: K) -> Param {
     Param { name, role: ParamRole::Arg { kind, optional: false, default: None } }
@@ -36,86 +36,87 @@ const TRI: &[Param] = &[x("x"), dflt("k", K::PrimValue, AD::Prim(0))];
 const DPS: &[Param] = &[x("func"), arg("args", K::TensorTuple), opt("packed_ints", K::Shape)];
 const PACKED: &[Param] = &[arg("func", K::Callee), arg("args", K::Variadic)];
 
-/// Every op the project knows, in no particular order.
-pub static OPS: &[OpDef] = &[
+// Every op the project knows, in no particular order: each entry names the constant
+// (`ops`) that identifies the op in code.
+op_table! {
     // Unary elementwise.
-    op("relax.abs", UNARY),
-    op("relax.acos", UNARY),
-    op("relax.acosh", UNARY),
-    op("relax.asin", UNARY),
-    op("relax.asinh", UNARY),
-    op("relax.atan", UNARY),
-    op("relax.atanh", UNARY),
-    op("relax.bitwise_not", UNARY),
-    op("relax.ceil", UNARY),
-    op("relax.cos", UNARY),
-    op("relax.cosh", UNARY),
-    op("relax.erf", UNARY),
-    op("relax.exp", UNARY),
-    op("relax.floor", UNARY),
-    op("relax.isfinite", UNARY),
-    op("relax.isinf", UNARY),
-    op("relax.isnan", UNARY),
-    op("relax.log", UNARY),
-    op("relax.logical_not", UNARY),
-    op("relax.negative", UNARY),
-    op("relax.round", UNARY),
-    op("relax.rsqrt", UNARY),
-    op("relax.sigmoid", UNARY),
-    op("relax.sign", UNARY),
-    op("relax.sin", UNARY),
-    op("relax.sinh", UNARY),
-    op("relax.sqrt", UNARY),
-    op("relax.square", UNARY),
-    op("relax.tan", UNARY),
-    op("relax.tanh", UNARY),
-    op("relax.trunc", UNARY),
-    op("relax.clip", &[x("x"), arg("min", K::PrimValue), arg("max", K::PrimValue)]),
-    op("relax.astype", &[x("x"), at("dtype", A::DType, D::Required)]),
+    ABS = op("relax.abs", UNARY),
+    ACOS = op("relax.acos", UNARY),
+    ACOSH = op("relax.acosh", UNARY),
+    ASIN = op("relax.asin", UNARY),
+    ASINH = op("relax.asinh", UNARY),
+    ATAN = op("relax.atan", UNARY),
+    ATANH = op("relax.atanh", UNARY),
+    BITWISE_NOT = op("relax.bitwise_not", UNARY),
+    CEIL = op("relax.ceil", UNARY),
+    COS = op("relax.cos", UNARY),
+    COSH = op("relax.cosh", UNARY),
+    ERF = op("relax.erf", UNARY),
+    EXP = op("relax.exp", UNARY),
+    FLOOR = op("relax.floor", UNARY),
+    ISFINITE = op("relax.isfinite", UNARY),
+    ISINF = op("relax.isinf", UNARY),
+    ISNAN = op("relax.isnan", UNARY),
+    LOG = op("relax.log", UNARY),
+    LOGICAL_NOT = op("relax.logical_not", UNARY),
+    NEGATIVE = op("relax.negative", UNARY),
+    ROUND = op("relax.round", UNARY),
+    RSQRT = op("relax.rsqrt", UNARY),
+    SIGMOID = op("relax.sigmoid", UNARY),
+    SIGN = op("relax.sign", UNARY),
+    SIN = op("relax.sin", UNARY),
+    SINH = op("relax.sinh", UNARY),
+    SQRT = op("relax.sqrt", UNARY),
+    SQUARE = op("relax.square", UNARY),
+    TAN = op("relax.tan", UNARY),
+    TANH = op("relax.tanh", UNARY),
+    TRUNC = op("relax.trunc", UNARY),
+    CLIP = op("relax.clip", &[x("x"), arg("min", K::PrimValue), arg("max", K::PrimValue)]),
+    ASTYPE = op("relax.astype", &[x("x"), at("dtype", A::DType, D::Required)]),
     // Binary with broadcasting.
-    op("relax.add", BINARY),
-    op("relax.subtract", BINARY),
-    op("relax.multiply", BINARY),
-    op("relax.divide", BINARY),
-    op("relax.power", BINARY),
-    op("relax.maximum", BINARY),
-    op("relax.minimum", BINARY),
-    op("relax.floor_divide", BINARY),
-    op("relax.mod", BINARY),
-    op("relax.floor_mod", BINARY),
-    op("relax.atan2", BINARY),
-    op("relax.log_add_exp", BINARY),
-    op("relax.equal", BINARY),
-    op("relax.not_equal", BINARY),
-    op("relax.less", BINARY),
-    op("relax.less_equal", BINARY),
-    op("relax.greater", BINARY),
-    op("relax.greater_equal", BINARY),
-    op("relax.logical_and", BINARY),
-    op("relax.logical_or", BINARY),
-    op("relax.logical_xor", BINARY),
-    op("relax.bitwise_and", BINARY),
-    op("relax.bitwise_or", BINARY),
-    op("relax.bitwise_xor", BINARY),
-    op("relax.left_shift", BINARY),
-    op("relax.right_shift", BINARY),
+    ADD = op("relax.add", BINARY),
+    SUBTRACT = op("relax.subtract", BINARY),
+    MULTIPLY = op("relax.multiply", BINARY),
+    DIVIDE = op("relax.divide", BINARY),
+    POWER = op("relax.power", BINARY),
+    MAXIMUM = op("relax.maximum", BINARY),
+    MINIMUM = op("relax.minimum", BINARY),
+    FLOOR_DIVIDE = op("relax.floor_divide", BINARY),
+    MOD = op("relax.mod", BINARY),
+    FLOOR_MOD = op("relax.floor_mod", BINARY),
+    ATAN2 = op("relax.atan2", BINARY),
+    LOG_ADD_EXP = op("relax.log_add_exp", BINARY),
+    EQUAL = op("relax.equal", BINARY),
+    NOT_EQUAL = op("relax.not_equal", BINARY),
+    LESS = op("relax.less", BINARY),
+    LESS_EQUAL = op("relax.less_equal", BINARY),
+    GREATER = op("relax.greater", BINARY),
+    GREATER_EQUAL = op("relax.greater_equal", BINARY),
+    LOGICAL_AND = op("relax.logical_and", BINARY),
+    LOGICAL_OR = op("relax.logical_or", BINARY),
+    LOGICAL_XOR = op("relax.logical_xor", BINARY),
+    BITWISE_AND = op("relax.bitwise_and", BINARY),
+    BITWISE_OR = op("relax.bitwise_or", BINARY),
+    BITWISE_XOR = op("relax.bitwise_xor", BINARY),
+    LEFT_SHIFT = op("relax.left_shift", BINARY),
+    RIGHT_SHIFT = op("relax.right_shift", BINARY),
     // Linear algebra.
-    op("relax.matmul", &[x("x1"), x("x2"), at("out_dtype", A::DType, D::Str("void"))]),
-    op("relax.outer", BINARY),
+    MATMUL = op("relax.matmul", &[x("x1"), x("x2"), at("out_dtype", A::DType, D::Str("void"))]),
+    OUTER = op("relax.outer", BINARY),
     // Neural-network ops.
-    op("relax.nn.relu", DATA),
-    op("relax.nn.gelu", DATA),
-    op("relax.nn.gelu_tanh", DATA),
-    op("relax.nn.silu", DATA),
-    op("relax.nn.selu", DATA),
-    op(
+    NN_RELU = op("relax.nn.relu", DATA),
+    NN_GELU = op("relax.nn.gelu", DATA),
+    NN_GELU_TANH = op("relax.nn.gelu_tanh", DATA),
+    NN_SILU = op("relax.nn.silu", DATA),
+    NN_SELU = op("relax.nn.selu", DATA),
+    NN_SOFTPLUS = op(
         "relax.nn.softplus",
         &[x("data"), at("beta", A::Float, D::Float(1.0)), at("threshold", A::Float, D::Float(20.0))],
     ),
-    op("relax.nn.leakyrelu", &[x("data"), at("alpha", A::Float, D::Float(0.01))]),
-    op("relax.nn.softmax", &[x("data"), at("axis", A::Int, D::Int(-1))]),
-    op("relax.nn.log_softmax", &[x("data"), at("axis", A::Int, D::Int(-1))]),
-    op(
+    NN_LEAKYRELU = op("relax.nn.leakyrelu", &[x("data"), at("alpha", A::Float, D::Float(0.01))]),
+    NN_SOFTMAX = op("relax.nn.softmax", &[x("data"), at("axis", A::Int, D::Int(-1))]),
+    NN_LOG_SOFTMAX = op("relax.nn.log_softmax", &[x("data"), at("axis", A::Int, D::Int(-1))]),
+    NN_LAYER_NORM = op(
         "relax.nn.layer_norm",
         &[
             x("data"),
@@ -127,12 +128,12 @@ pub static OPS: &[OpDef] = &[
             at("scale", A::Bool, D::Bool(true)),
         ],
     ),
-    op(
+    NN_RMS_NORM = op(
         "relax.nn.rms_norm",
         &[x("data"), x("weight"), at("axes", A::IntList, D::IntList(&[-1])), at("epsilon", A::Float, D::Float(1e-5))],
     ),
-    op("relax.nn.dropout", &[x("data"), at("rate", A::Float, D::Float(0.5))]),
-    op(
+    NN_DROPOUT = op("relax.nn.dropout", &[x("data"), at("rate", A::Float, D::Float(0.5))]),
+    NN_ATTENTION = op(
         "relax.nn.attention",
         &[
             x("query"),
@@ -145,18 +146,18 @@ pub static OPS: &[OpDef] = &[
         ],
     ),
     // Manipulation.
-    op("relax.reshape", &[x("x"), arg("shape", K::Shape)]),
-    op("relax.permute_dims", &[x("x"), at("axes", A::OptIntList, D::None)]),
-    op("relax.expand_dims", &[x("x"), at("axis", A::IntList, D::Required)]),
-    op("relax.squeeze", &[x("x"), at("axis", A::OptIntList, D::None)]),
-    op("relax.flatten", UNARY),
-    op("relax.concat", &[arg("tensors", K::TensorTuple), at("axis", A::OptInt, D::Int(0))]),
-    op("relax.stack", &[arg("tensors", K::TensorTuple), at("axis", A::OptInt, D::Int(0))]),
-    op(
+    RESHAPE = op("relax.reshape", &[x("x"), arg("shape", K::Shape)]),
+    PERMUTE_DIMS = op("relax.permute_dims", &[x("x"), at("axes", A::OptIntList, D::None)]),
+    EXPAND_DIMS = op("relax.expand_dims", &[x("x"), at("axis", A::IntList, D::Required)]),
+    SQUEEZE = op("relax.squeeze", &[x("x"), at("axis", A::OptIntList, D::None)]),
+    FLATTEN = op("relax.flatten", UNARY),
+    CONCAT = op("relax.concat", &[arg("tensors", K::TensorTuple), at("axis", A::OptInt, D::Int(0))]),
+    STACK = op("relax.stack", &[arg("tensors", K::TensorTuple), at("axis", A::OptInt, D::Int(0))]),
+    SPLIT = op(
         "relax.split",
         &[x("x"), at("indices_or_sections", A::IntOrIntList, D::Required), at("axis", A::Int, D::Int(0))],
     ),
-    op(
+    STRIDED_SLICE = op(
         "relax.strided_slice",
         &[
             x("x"),
@@ -167,28 +168,28 @@ pub static OPS: &[OpDef] = &[
             at("assume_inbound", A::Bool, D::Bool(false)),
         ],
     ),
-    op("relax.dynamic_strided_slice", &[x("x"), x("begin"), x("end"), x("strides")]),
-    op("relax.broadcast_to", &[x("x"), arg("shape", K::Shape)]),
-    op("relax.repeat", &[x("data"), at("repeats", A::Int, D::Required), at("axis", A::OptInt, D::None)]),
-    op("relax.tile", &[x("data"), at("repeats", A::IntList, D::Required)]),
-    op("relax.flip", &[x("data"), at("axis", A::Int, D::Required)]),
-    op("relax.take", &[x("x"), x("indices"), at("axis", A::OptInt, D::None), at("mode", A::Str, D::Str("fast"))]),
-    op("relax.where", &[x("condition"), x("x1"), x("x2")]),
-    op("relax.collapse_sum_like", &[x("data"), x("collapse_target")]),
-    op("relax.collapse_sum_to", &[x("data"), arg("shape", K::Shape)]),
-    op("relax.gather_elements", &[x("data"), x("indices"), at("axis", A::Int, D::Int(0))]),
-    op("relax.einsum", &[arg("operands", K::TensorTuple), at("subscripts", A::Str, D::Required)]),
+    DYNAMIC_STRIDED_SLICE = op("relax.dynamic_strided_slice", &[x("x"), x("begin"), x("end"), x("strides")]),
+    BROADCAST_TO = op("relax.broadcast_to", &[x("x"), arg("shape", K::Shape)]),
+    REPEAT = op("relax.repeat", &[x("data"), at("repeats", A::Int, D::Required), at("axis", A::OptInt, D::None)]),
+    TILE = op("relax.tile", &[x("data"), at("repeats", A::IntList, D::Required)]),
+    FLIP = op("relax.flip", &[x("data"), at("axis", A::Int, D::Required)]),
+    TAKE = op("relax.take", &[x("x"), x("indices"), at("axis", A::OptInt, D::None), at("mode", A::Str, D::Str("fast"))]),
+    WHERE = op("relax.where", &[x("condition"), x("x1"), x("x2")]),
+    COLLAPSE_SUM_LIKE = op("relax.collapse_sum_like", &[x("data"), x("collapse_target")]),
+    COLLAPSE_SUM_TO = op("relax.collapse_sum_to", &[x("data"), arg("shape", K::Shape)]),
+    GATHER_ELEMENTS = op("relax.gather_elements", &[x("data"), x("indices"), at("axis", A::Int, D::Int(0))]),
+    EINSUM = op("relax.einsum", &[arg("operands", K::TensorTuple), at("subscripts", A::Str, D::Required)]),
     // Statistics and search.
-    op("relax.sum", REDUCE),
-    op("relax.mean", REDUCE),
-    op("relax.max", REDUCE),
-    op("relax.min", REDUCE),
-    op("relax.prod", REDUCE),
-    op("relax.std", REDUCE),
-    op("relax.variance", REDUCE),
-    op("relax.argmax", ARGREDUCE),
-    op("relax.argmin", ARGREDUCE),
-    op(
+    SUM = op("relax.sum", REDUCE),
+    MEAN = op("relax.mean", REDUCE),
+    MAX = op("relax.max", REDUCE),
+    MIN = op("relax.min", REDUCE),
+    PROD = op("relax.prod", REDUCE),
+    STD = op("relax.std", REDUCE),
+    VARIANCE = op("relax.variance", REDUCE),
+    ARGMAX = op("relax.argmax", ARGREDUCE),
+    ARGMIN = op("relax.argmin", ARGREDUCE),
+    CUMSUM = op(
         "relax.cumsum",
         &[
             x("data"),
@@ -197,7 +198,7 @@ pub static OPS: &[OpDef] = &[
             at("exclusive", A::Bool, D::Bool(false)),
         ],
     ),
-    op(
+    CUMPROD = op(
         "relax.cumprod",
         &[
             x("data"),
@@ -206,8 +207,8 @@ pub static OPS: &[OpDef] = &[
             at("exclusive", A::Bool, D::Bool(false)),
         ],
     ),
-    op("relax.sort", &[x("x"), at("axis", A::Int, D::Int(-1)), at("descending", A::Bool, D::Bool(false))]),
-    op(
+    SORT = op("relax.sort", &[x("x"), at("axis", A::Int, D::Int(-1)), at("descending", A::Bool, D::Bool(false))]),
+    ARGSORT = op(
         "relax.argsort",
         &[
             x("data"),
@@ -216,7 +217,7 @@ pub static OPS: &[OpDef] = &[
             at("dtype", A::DType, D::Str("int32")),
         ],
     ),
-    op(
+    TOPK = op(
         "relax.topk",
         &[
             x("data"),
@@ -228,13 +229,13 @@ pub static OPS: &[OpDef] = &[
         ],
     ),
     // Creation.
-    op("relax.zeros", &[arg("shape", K::Shape), at("dtype", A::DType, D::Required)]),
-    op("relax.ones", &[arg("shape", K::Shape), at("dtype", A::DType, D::Required)]),
-    op("relax.full", &[arg("shape", K::Shape), x("fill_value"), at("dtype", A::DType, D::Str("void"))]),
-    op("relax.zeros_like", LIKE),
-    op("relax.ones_like", LIKE),
-    op("relax.full_like", &[x("x"), x("fill_value"), at("dtype", A::DType, D::Str("void"))]),
-    op(
+    ZEROS = op("relax.zeros", &[arg("shape", K::Shape), at("dtype", A::DType, D::Required)]),
+    ONES = op("relax.ones", &[arg("shape", K::Shape), at("dtype", A::DType, D::Required)]),
+    FULL = op("relax.full", &[arg("shape", K::Shape), x("fill_value"), at("dtype", A::DType, D::Str("void"))]),
+    ZEROS_LIKE = op("relax.zeros_like", LIKE),
+    ONES_LIKE = op("relax.ones_like", LIKE),
+    FULL_LIKE = op("relax.full_like", &[x("x"), x("fill_value"), at("dtype", A::DType, D::Str("void"))]),
+    ARANGE = op(
         "relax.arange",
         &[
             arg("start", K::PrimValue),
@@ -243,15 +244,15 @@ pub static OPS: &[OpDef] = &[
             at("dtype", A::DType, D::Str("void")),
         ],
     ),
-    op("relax.tril", TRI),
-    op("relax.triu", TRI),
+    TRIL = op("relax.tril", TRI),
+    TRIU = op("relax.triu", TRI),
     // Shapes.
-    op("relax.shape_of", &[x("expr")]),
-    op("relax.tensor_to_shape", &[x("expr")]),
-    op("relax.shape_to_tensor", &[x("expr")]),
+    SHAPE_OF = op("relax.shape_of", &[x("expr")]),
+    TENSOR_TO_SHAPE = op("relax.tensor_to_shape", &[x("expr")]),
+    SHAPE_TO_TENSOR = op("relax.shape_to_tensor", &[x("expr")]),
     // Further ops of TVM 0.25's registry: arguments from `Op.arguments`, attributes in the
     // declaration order of their attrs type, defaults from the Python functions.
-    op(
+    BUCKETIZE = op(
         "relax.bucketize",
         &[
             x("input_tensor"),
@@ -260,17 +261,17 @@ pub static OPS: &[OpDef] = &[
             at("right", A::Bool, D::Bool(false)),
         ],
     ),
-    op(
+    CCL_ALLGATHER = op(
         "relax.ccl.allgather",
         &[x("x"), at("num_workers", A::Int, D::Required), at("in_group", A::Bool, D::Bool(true))],
     ),
-    op("relax.ccl.allreduce", &[x("x"), at("op_type", A::Str, D::Str("sum")), at("in_group", A::Bool, D::Bool(true))]),
-    op("relax.ccl.broadcast_from_worker0", &[x("x")]),
-    op(
+    CCL_ALLREDUCE = op("relax.ccl.allreduce", &[x("x"), at("op_type", A::Str, D::Str("sum")), at("in_group", A::Bool, D::Bool(true))]),
+    CCL_BROADCAST_FROM_WORKER0 = op("relax.ccl.broadcast_from_worker0", &[x("x")]),
+    CCL_SCATTER_FROM_WORKER0 = op(
         "relax.ccl.scatter_from_worker0",
         &[x("x"), at("num_workers", A::Int, D::Required), at("axis", A::Int, D::Int(0))],
     ),
-    op(
+    DEQUANTIZE = op(
         "relax.dequantize",
         &[
             x("data"),
@@ -280,8 +281,8 @@ pub static OPS: &[OpDef] = &[
             at("axis", A::Int, D::Int(-1)),
         ],
     ),
-    op("relax.ewise_fma", &[x("x1"), x("x2"), x("x3")]),
-    op(
+    EWISE_FMA = op("relax.ewise_fma", &[x("x1"), x("x2"), x("x3")]),
+    EYE = op(
         "relax.eye",
         &[
             arg("n", K::PrimValue),
@@ -290,9 +291,9 @@ pub static OPS: &[OpDef] = &[
             at("dtype", A::DType, D::Str("float32")),
         ],
     ),
-    op("relax.eye_like", &[x("x"), dflt("k", K::PrimValue, AD::Prim(0)), at("dtype", A::DType, D::Str("void"))]),
-    op("relax.gather_nd", &[x("data"), x("indices"), at("batch_dims", A::Int, D::Int(0))]),
-    op(
+    EYE_LIKE = op("relax.eye_like", &[x("x"), dflt("k", K::PrimValue, AD::Prim(0)), at("dtype", A::DType, D::Str("void"))]),
+    GATHER_ND = op("relax.gather_nd", &[x("data"), x("indices"), at("batch_dims", A::Int, D::Int(0))]),
+    HAMMING_WINDOW = op(
         "relax.hamming_window",
         &[
             arg("window_size", K::PrimValue),
@@ -302,8 +303,8 @@ pub static OPS: &[OpDef] = &[
             at("dtype", A::DType, D::Required),
         ],
     ),
-    op("relax.image.affine_grid", &[x("data"), arg("size", K::ShapeOfRank(2))]),
-    op(
+    IMAGE_AFFINE_GRID = op("relax.image.affine_grid", &[x("data"), arg("size", K::ShapeOfRank(2))]),
+    IMAGE_RESIZE2D = op(
         "relax.image.resize2d",
         &[
             x("data"),
@@ -319,7 +320,7 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op(
+    IMAGE_RESIZE3D = op(
         "relax.image.resize3d",
         &[
             x("data"),
@@ -335,7 +336,7 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op(
+    IMAGE_GRID_SAMPLE = op(
         "relax.image.grid_sample",
         &[
             x("data"),
@@ -346,23 +347,23 @@ pub static OPS: &[OpDef] = &[
             at("align_corners", A::Bool, D::Bool(false)),
         ],
     ),
-    op("relax.grad.no_grad", &[x("x")]),
-    op("relax.grad.start_checkpoint", &[x("x")]),
-    op("relax.grad.end_checkpoint", &[x("x")]),
-    op(
+    GRAD_NO_GRAD = op("relax.grad.no_grad", &[x("x")]),
+    GRAD_START_CHECKPOINT = op("relax.grad.start_checkpoint", &[x("x")]),
+    GRAD_END_CHECKPOINT = op("relax.grad.end_checkpoint", &[x("x")]),
+    INDEX_PUT = op(
         "relax.index_put",
         &[x("data"), arg("indices", K::TensorTuple), x("values"), at("accumulate", A::Bool, D::Bool(false))],
     ),
-    op("relax.index_tensor", &[x("data"), arg("indices", K::TensorTuple)]),
-    op("relax.inspect.tensor_byte_offset", &[x("tensor")]),
-    op("relax.inspect.tensor_dtype_bits", &[x("tensor")]),
-    op("relax.inspect.tensor_dtype_code", &[x("tensor")]),
-    op("relax.inspect.tensor_dtype_lanes", &[x("tensor")]),
-    op("relax.inspect.tensor_elem_offset", &[x("tensor")]),
-    op("relax.inspect.tensor_ndim", &[x("tensor")]),
-    op("relax.inspect.tensor_shape_i", &[x("tensor"), arg("axis", K::PrimValue)]),
-    op("relax.inspect.tensor_stride_i", &[x("tensor"), arg("axis", K::PrimValue)]),
-    op(
+    INDEX_TENSOR = op("relax.index_tensor", &[x("data"), arg("indices", K::TensorTuple)]),
+    INSPECT_TENSOR_BYTE_OFFSET = op("relax.inspect.tensor_byte_offset", &[x("tensor")]),
+    INSPECT_TENSOR_DTYPE_BITS = op("relax.inspect.tensor_dtype_bits", &[x("tensor")]),
+    INSPECT_TENSOR_DTYPE_CODE = op("relax.inspect.tensor_dtype_code", &[x("tensor")]),
+    INSPECT_TENSOR_DTYPE_LANES = op("relax.inspect.tensor_dtype_lanes", &[x("tensor")]),
+    INSPECT_TENSOR_ELEM_OFFSET = op("relax.inspect.tensor_elem_offset", &[x("tensor")]),
+    INSPECT_TENSOR_NDIM = op("relax.inspect.tensor_ndim", &[x("tensor")]),
+    INSPECT_TENSOR_SHAPE_I = op("relax.inspect.tensor_shape_i", &[x("tensor"), arg("axis", K::PrimValue)]),
+    INSPECT_TENSOR_STRIDE_I = op("relax.inspect.tensor_stride_i", &[x("tensor"), arg("axis", K::PrimValue)]),
+    LAYOUT_TRANSFORM = op(
         "relax.layout_transform",
         &[
             x("x"),
@@ -372,13 +373,13 @@ pub static OPS: &[OpDef] = &[
             at("input_axis_separators", A::OptIntList, D::None),
         ],
     ),
-    op("relax.median", &[x("data"), at("axis", A::OptIntList, D::None), at("keepdims", A::Bool, D::Bool(false))]),
-    op("relax.meshgrid", &[arg("tensors", K::TensorTuple), at("indexing", A::OptStr, D::Str("ij"))]),
-    op(
+    MEDIAN = op("relax.median", &[x("data"), at("axis", A::OptIntList, D::None), at("keepdims", A::Bool, D::Bool(false))]),
+    MESHGRID = op("relax.meshgrid", &[arg("tensors", K::TensorTuple), at("indexing", A::OptStr, D::Str("ij"))]),
+    MULTINOMIAL_FROM_UNIFORM = op(
         "relax.multinomial_from_uniform",
         &[x("prob"), x("uniform_sample"), x("sample_indices"), at("dtype", A::DType, D::Str("int64"))],
     ),
-    op(
+    NN_ADAPTIVE_AVG_POOL1D = op(
         "relax.nn.adaptive_avg_pool1d",
         &[
             x("data"),
@@ -387,7 +388,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_ADAPTIVE_AVG_POOL2D = op(
         "relax.nn.adaptive_avg_pool2d",
         &[
             x("data"),
@@ -396,7 +397,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_ADAPTIVE_AVG_POOL3D = op(
         "relax.nn.adaptive_avg_pool3d",
         &[
             x("data"),
@@ -405,7 +406,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_ATTENTION_BIAS = op(
         "relax.nn.attention_bias",
         &[
             x("query"),
@@ -417,7 +418,7 @@ pub static OPS: &[OpDef] = &[
             at("window_size", A::OptInt, D::None),
         ],
     ),
-    op(
+    NN_ATTENTION_VAR_LEN = op(
         "relax.nn.attention_var_len",
         &[
             x("query"),
@@ -432,7 +433,7 @@ pub static OPS: &[OpDef] = &[
             at("window_size", A::OptInt, D::None),
         ],
     ),
-    op(
+    NN_AVG_POOL1D = op(
         "relax.nn.avg_pool1d",
         &[
             x("data"),
@@ -446,7 +447,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_AVG_POOL2D = op(
         "relax.nn.avg_pool2d",
         &[
             x("data"),
@@ -460,7 +461,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_AVG_POOL3D = op(
         "relax.nn.avg_pool3d",
         &[
             x("data"),
@@ -474,8 +475,8 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op("relax.nn.batch_flatten", &[x("data")]),
-    op(
+    NN_BATCH_FLATTEN = op("relax.nn.batch_flatten", &[x("data")]),
+    NN_BATCH_NORM = op(
         "relax.nn.batch_norm",
         &[
             x("data"),
@@ -491,7 +492,7 @@ pub static OPS: &[OpDef] = &[
             at("training", A::Bool, D::Bool(true)),
         ],
     ),
-    op(
+    NN_CONV1D = op(
         "relax.nn.conv1d",
         &[
             x("data"),
@@ -506,7 +507,7 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op(
+    NN_CONV1D_TRANSPOSE = op(
         "relax.nn.conv1d_transpose",
         &[
             x("data"),
@@ -522,7 +523,7 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op(
+    NN_CONV2D = op(
         "relax.nn.conv2d",
         &[
             x("data"),
@@ -537,7 +538,7 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op(
+    NN_CONV2D_TRANSPOSE = op(
         "relax.nn.conv2d_transpose",
         &[
             x("data"),
@@ -553,7 +554,7 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op(
+    NN_CONV3D = op(
         "relax.nn.conv3d",
         &[
             x("data"),
@@ -568,7 +569,7 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op(
+    NN_CONV3D_TRANSPOSE = op(
         "relax.nn.conv3d_transpose",
         &[
             x("data"),
@@ -584,8 +585,8 @@ pub static OPS: &[OpDef] = &[
             at("out_dtype", A::DType, D::Str("void")),
         ],
     ),
-    op("relax.nn.cross_entropy_with_logits", &[x("predictions"), x("labels")]),
-    op(
+    NN_CROSS_ENTROPY_WITH_LOGITS = op("relax.nn.cross_entropy_with_logits", &[x("predictions"), x("labels")]),
+    NN_GROUP_NORM = op(
         "relax.nn.group_norm",
         &[
             x("data"),
@@ -599,7 +600,7 @@ pub static OPS: &[OpDef] = &[
             at("scale", A::Bool, D::Bool(true)),
         ],
     ),
-    op(
+    NN_INSTANCE_NORM = op(
         "relax.nn.instance_norm",
         &[
             x("data"),
@@ -612,7 +613,7 @@ pub static OPS: &[OpDef] = &[
             at("scale", A::Bool, D::Bool(true)),
         ],
     ),
-    op(
+    NN_MAX_POOL1D = op(
         "relax.nn.max_pool1d",
         &[
             x("data"),
@@ -626,7 +627,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_MAX_POOL2D = op(
         "relax.nn.max_pool2d",
         &[
             x("data"),
@@ -640,7 +641,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_MAX_POOL3D = op(
         "relax.nn.max_pool3d",
         &[
             x("data"),
@@ -654,7 +655,7 @@ pub static OPS: &[OpDef] = &[
             at("out_layout", A::Str, D::SameAs("layout")),
         ],
     ),
-    op(
+    NN_NLL_LOSS = op(
         "relax.nn.nll_loss",
         &[
             x("predictions"),
@@ -664,7 +665,7 @@ pub static OPS: &[OpDef] = &[
             at("ignore_index", A::Int, D::Int(-100)),
         ],
     ),
-    op(
+    NN_PAD = op(
         "relax.nn.pad",
         &[
             x("data"),
@@ -673,10 +674,10 @@ pub static OPS: &[OpDef] = &[
             at("pad_mode", A::Str, D::Str("constant")),
         ],
     ),
-    op("relax.nn.pixel_shuffle", &[x("data"), at("upscale_factor", A::Int, D::Required)]),
-    op("relax.nn.prelu", &[x("data"), x("alpha"), at("axis", A::Int, D::Int(1))]),
-    op("relax.nonzero", &[x("x")]),
-    op(
+    NN_PIXEL_SHUFFLE = op("relax.nn.pixel_shuffle", &[x("data"), at("upscale_factor", A::Int, D::Required)]),
+    NN_PRELU = op("relax.nn.prelu", &[x("data"), x("alpha"), at("axis", A::Int, D::Int(1))]),
+    NONZERO = op("relax.nonzero", &[x("x")]),
+    ONE_HOT = op(
         "relax.one_hot",
         &[
             x("indices"),
@@ -686,7 +687,7 @@ pub static OPS: &[OpDef] = &[
             at("axis", A::Int, D::Int(-1)),
         ],
     ),
-    op(
+    QUANTIZE = op(
         "relax.quantize",
         &[
             x("data"),
@@ -696,7 +697,7 @@ pub static OPS: &[OpDef] = &[
             at("axis", A::Int, D::Int(-1)),
         ],
     ),
-    op(
+    SCATTER_ELEMENTS = op(
         "relax.scatter_elements",
         &[
             x("data"),
@@ -706,9 +707,9 @@ pub static OPS: &[OpDef] = &[
             at("reduction", A::Str, D::Str("update")),
         ],
     ),
-    op("relax.scatter_nd", &[x("data"), x("indices"), x("updates"), at("reduction", A::Str, D::Str("update"))]),
-    op("relax.size", &[x("input")]),
-    op(
+    SCATTER_ND = op("relax.scatter_nd", &[x("data"), x("indices"), x("updates"), at("reduction", A::Str, D::Str("update"))]),
+    SIZE = op("relax.size", &[x("input")]),
+    SLICE_SCATTER = op(
         "relax.slice_scatter",
         &[
             x("input"),
@@ -719,8 +720,8 @@ pub static OPS: &[OpDef] = &[
             at("axis", A::Int, D::Int(0)),
         ],
     ),
-    op("relax.to_vdevice", &[x("data"), at("dst_vdevice", A::Any, D::Required)]),
-    op(
+    TO_VDEVICE = op("relax.to_vdevice", &[x("data"), at("dst_vdevice", A::Any, D::Required)]),
+    UNIQUE = op(
         "relax.unique",
         &[
             x("x"),
@@ -731,7 +732,7 @@ pub static OPS: &[OpDef] = &[
             opt("axis", K::PrimValue),
         ],
     ),
-    op(
+    VISION_ALL_CLASS_NON_MAX_SUPPRESSION = op(
         "relax.vision.all_class_non_max_suppression",
         &[
             x("boxes"),
@@ -742,7 +743,7 @@ pub static OPS: &[OpDef] = &[
             at("output_format", A::Str, D::Str("onnx")),
         ],
     ),
-    op(
+    VISION_GET_VALID_COUNTS = op(
         "relax.vision.get_valid_counts",
         &[
             x("data"),
@@ -751,7 +752,7 @@ pub static OPS: &[OpDef] = &[
             at("score_index", A::Int, D::Int(1)),
         ],
     ),
-    op(
+    VISION_MULTIBOX_TRANSFORM_LOC = op(
         "relax.vision.multibox_transform_loc",
         &[
             x("cls_pred"),
@@ -763,7 +764,7 @@ pub static OPS: &[OpDef] = &[
             at("keep_background", A::Bool, D::Bool(true)),
         ],
     ),
-    op(
+    VISION_NON_MAX_SUPPRESSION = op(
         "relax.vision.non_max_suppression",
         &[
             x("data"),
@@ -782,7 +783,7 @@ pub static OPS: &[OpDef] = &[
             at("score_threshold", A::Float, D::Float(0.0)),
         ],
     ),
-    op(
+    VISION_ROI_ALIGN = op(
         "relax.vision.roi_align",
         &[
             x("data"),
@@ -795,7 +796,7 @@ pub static OPS: &[OpDef] = &[
             at("mode", A::Str, D::Str("avg")),
         ],
     ),
-    op(
+    VISION_ROI_POOL = op(
         "relax.vision.roi_pool",
         &[
             x("data"),
@@ -805,10 +806,10 @@ pub static OPS: &[OpDef] = &[
             at("layout", A::Str, D::Str("NCHW")),
         ],
     ),
-    op("relax.wrap_param", &[x("data"), at("dtype", A::DType, D::Str("float32"))]),
+    WRAP_PARAM = op("relax.wrap_param", &[x("data"), at("dtype", A::DType, D::Str("float32"))]),
     // Calls.
-    special("relax.call_tir", DPS, OpClass::DpsCall, true),
-    special(
+    CALL_TIR = special("relax.call_tir", DPS, OpClass::DpsCall, true),
+    CALL_TIR_INPLACE = special(
         "relax.call_tir_inplace",
         &[
             x("func"),
@@ -819,7 +820,7 @@ pub static OPS: &[OpDef] = &[
         OpClass::DpsCall,
         true,
     ),
-    special(
+    CALL_TIR_WITH_GRAD = special(
         "relax.call_tir_with_grad",
         &[
             x("func"),
@@ -831,33 +832,33 @@ pub static OPS: &[OpDef] = &[
         OpClass::DpsCall,
         true,
     ),
-    special("relax.call_dps_packed", &[arg("func", K::Callee), arg("args", K::TensorTuple)], OpClass::DpsCall, true),
-    special("relax.call_pure_packed", PACKED, OpClass::PackedCall, true),
-    special(
+    CALL_DPS_PACKED = special("relax.call_dps_packed", &[arg("func", K::Callee), arg("args", K::TensorTuple)], OpClass::DpsCall, true),
+    CALL_PURE_PACKED = special("relax.call_pure_packed", PACKED, OpClass::PackedCall, true),
+    CALL_INPLACE_PACKED = special(
         "relax.call_inplace_packed",
         &[arg("func", K::Callee), arg("args", K::Variadic), at("inplace_indices", A::IntList, D::Required)],
         OpClass::PackedCall,
         true,
     ),
-    special(
+    CALL_BUILTIN_WITH_CTX = special(
         "relax.call_builtin_with_ctx",
         &[arg("func", K::Callee), arg("args", K::TensorTuple)],
         OpClass::PackedCall,
         false,
     ),
-    special("relax.invoke_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
-    special("relax.invoke_pure_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, true),
-    special("relax.make_closure", &[x("func"), arg("args", K::TensorTuple)], OpClass::Compute, true),
-    special("relax.null_value", &[], OpClass::Compute, true),
-    special("relax.print", &[arg("format", K::FormatStr), arg("vals", K::Variadic)], OpClass::Effect, false),
-    special(
+    INVOKE_CLOSURE = special("relax.invoke_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, false),
+    INVOKE_PURE_CLOSURE = special("relax.invoke_pure_closure", &[x("closure"), arg("args", K::TensorTuple)], OpClass::PackedCall, true),
+    MAKE_CLOSURE = special("relax.make_closure", &[x("func"), arg("args", K::TensorTuple)], OpClass::Compute, true),
+    NULL_VALUE = special("relax.null_value", &[], OpClass::Compute, true),
+    PRINT = special("relax.print", &[arg("format", K::FormatStr), arg("vals", K::Variadic)], OpClass::Effect, false),
+    ASSERT_OP = special(
         "relax.assert_op",
         &[x("condition"), arg("format", K::FormatStr), arg("vals", K::Variadic)],
         OpClass::Effect,
         false,
     ),
     // Memory, builtins and the VM.
-    special(
+    BUILTIN_ALLOC_TENSOR = special(
         "relax.builtin.alloc_tensor",
         &[
             arg("shape", K::Shape),
@@ -868,10 +869,10 @@ pub static OPS: &[OpDef] = &[
         OpClass::Memory,
         true,
     ),
-    special("relax.builtin.stop_lift_params", &[x("x")], OpClass::Compute, true),
+    BUILTIN_STOP_LIFT_PARAMS = special("relax.builtin.stop_lift_params", &[x("x")], OpClass::Compute, true),
     // Devices. `hint_on_device` prints its attributes as `R.device(device_type=2, index=0),
     // "global"` (parser and printer special-case it).
-    op(
+    HINT_ON_DEVICE = op(
         "relax.hint_on_device",
         &[
             x("data"),
@@ -880,7 +881,7 @@ pub static OPS: &[OpDef] = &[
             at("memory_scope", A::Str, D::Str("global")),
         ],
     ),
-    special(
+    MEMORY_ALLOC_STORAGE = special(
         "relax.memory.alloc_storage",
         &[
             arg("size", K::Shape),
@@ -891,7 +892,7 @@ pub static OPS: &[OpDef] = &[
         OpClass::Memory,
         true,
     ),
-    special(
+    MEMORY_ALLOC_TENSOR = special(
         "relax.memory.alloc_tensor",
         &[
             x("storage"),
@@ -903,16 +904,16 @@ pub static OPS: &[OpDef] = &[
         OpClass::Memory,
         true,
     ),
-    special("relax.memory.kill_storage", &[x("storage")], OpClass::Effect, false),
-    special("relax.memory.kill_tensor", &[x("tensor")], OpClass::Effect, false),
-    special(
+    MEMORY_KILL_STORAGE = special("relax.memory.kill_storage", &[x("storage")], OpClass::Effect, false),
+    MEMORY_KILL_TENSOR = special("relax.memory.kill_tensor", &[x("tensor")], OpClass::Effect, false),
+    MEMORY_VIEW = special(
         "relax.memory.view",
         &[x("x"), opt("shape", K::Shape), opt("dtype", K::Expr), opt("relative_byte_offset", K::Expr)],
         OpClass::Memory,
         true,
     ),
-    special("relax.memory.ensure_zero_offset", &[x("x")], OpClass::Memory, true),
-    special(
+    MEMORY_ENSURE_ZERO_OFFSET = special("relax.memory.ensure_zero_offset", &[x("x")], OpClass::Memory, true),
+    VM_ALLOC_STORAGE = special(
         "relax.vm.alloc_storage",
         &[
             arg("size", K::Shape),
@@ -923,7 +924,7 @@ pub static OPS: &[OpDef] = &[
         OpClass::Memory,
         true,
     ),
-    special(
+    VM_ALLOC_TENSOR = special(
         "relax.vm.alloc_tensor",
         &[
             x("storage"),
@@ -935,6 +936,6 @@ pub static OPS: &[OpDef] = &[
         OpClass::Memory,
         true,
     ),
-    special("relax.vm.kill_object", &[x("obj")], OpClass::Effect, false),
-    special("relax.vm.call_tir_dyn", &[x("func"), arg("args", K::TensorTuple)], OpClass::Effect, false),
-];
+    VM_KILL_OBJECT = special("relax.vm.kill_object", &[x("obj")], OpClass::Effect, false),
+    VM_CALL_TIR_DYN = special("relax.vm.call_tir_dyn", &[x("func"), arg("args", K::TensorTuple)], OpClass::Effect, false),
+}

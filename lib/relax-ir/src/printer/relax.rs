@@ -357,8 +357,7 @@ impl<'a, 'c> RelaxPrinter<'a, 'c> {
         let f = self.f;
         let Some(ExprData::Call(c)) = f.exprs.get(bind.value) else { return false };
         let Some(ExprData::Op(op)) = f.exprs.get(c.callee) else { return false };
-        let name = super::relax_expr::op_name(op);
-        if name != "relax.call_tir" && name != "relax.call_dps_packed" {
+        if !op.is_one_of(&[crate::op::ops::CALL_TIR, crate::op::ops::CALL_DPS_PACKED]) {
             return false;
         }
         let Some(vd) = f.vars.get(bind.var) else { return false };

@@ -262,7 +262,7 @@ impl<'a> RelaxPrinter<'a, '_> {
     /// An op call: positional Relax arguments, `format=` for a format-string argument,
     /// keyword attributes, `sinfo_args=`.
     fn op_call(&mut self, line: &mut Line, op: &OpRef, def: Option<&'static OpDef>, c: &Call) {
-        if op_name(op) == "relax.hint_on_device" && self.hint_on_device(line, c) {
+        if op.is(crate::op::ops::HINT_ON_DEVICE) && self.hint_on_device(line, c) {
             return;
         }
         line.push(&op_text(op));

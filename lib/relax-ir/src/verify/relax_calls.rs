@@ -7,6 +7,7 @@
 use crate::entities::{Expr, Global, Ty, Var};
 use crate::module::Func;
 use crate::op::OpRef;
+use crate::op::ops;
 use crate::pool::Pool;
 use crate::relax::{Call, ExprData};
 use crate::ty::{TensorShape, TyData};
@@ -26,11 +27,11 @@ impl RelaxChecker<'_> {
         self.check_purity(e, call);
         let f = self.f;
         match &f.exprs[call.callee] {
-            ExprData::Op(op) => match op.name() {
-                "relax.call_tir" | "relax.call_tir_inplace" | "relax.call_tir_with_grad" => {
+            ExprData::Op(op) => match op.id() {
+                Some(ops::CALL_TIR | ops::CALL_TIR_INPLACE | ops::CALL_TIR_WITH_GRAD) => {
                     self.check_call_tir(e, call, op, bound_to)
                 }
-                "relax.call_dps_packed" => self.check_dps_packed(e, call, op, bound_to),
+                Some(ops::CALL_DPS_PACKED) => self.check_dps_packed(e, call, op, bound_to),
                 _ => {}
             },
             ExprData::Global(g) => self.check_global_call(e, call, *g),
@@ -164,7 +165,7 @@ impl RelaxChecker<'_> {
         let n_out = self.out_count(e, call, &on);
         // Outputs of `call_tir_inplace` that reuse an input are not passed again.
         let n_passed_out = match call.attrs.get("inplace_indices").and_then(|v| v.as_int_list()) {
-            Some(indices) if op.name() == "relax.call_tir_inplace" => {
+            Some(indices) if op.is(ops::CALL_TIR_INPLACE) => {
                 n_out.map(|o| o.saturating_sub(indices.iter().filter(|&&i| i >= 0).count()))
             }
             _ => n_out,
@@ -184,7 +185,7 @@ impl RelaxChecker<'_> {
                 plural(np, "parameter")
             ));
         }
-        if op.name() == "relax.call_tir_inplace" {
+        if op.is(ops::CALL_TIR_INPLACE) {
             self.check_inplace(e, call, n_in, n_out, &on);
         }
         if let (Some(v), [out]) = (bound_to, call.sinfo_args.as_slice()) {

@@ -13,6 +13,7 @@
 //! The kernels take float32 tensors and no sliding window (which TVM does not legalize
 //! either); other cases run through the legalization.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{AttrValue, BinOp, DataType};
 
 use super::elementwise::{broadcast_strides, unary_rule};
@@ -22,9 +23,9 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, row_major_strides};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "nn.attention" | "nn.attention_bias" => attention,
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::NN_ATTENTION | ops::NN_ATTENTION_BIAS => attention,
         _ => return None,
     })
 }

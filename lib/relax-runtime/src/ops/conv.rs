@@ -11,6 +11,7 @@
 
 use relax_ir::attrs::complete_ints;
 use relax_ir::layout::{inverse, permutation_to};
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType, TypeCode};
 
 use super::{Kernel, KernelArgs, unsupported};
@@ -19,11 +20,11 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, row_major_strides};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "nn.conv1d" => |k| conv(k, 1),
-        "nn.conv2d" => |k| conv(k, 2),
-        "nn.conv3d" => |k| conv(k, 3),
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::NN_CONV1D => |k| conv(k, 1),
+        ops::NN_CONV2D => |k| conv(k, 2),
+        ops::NN_CONV3D => |k| conv(k, 3),
         _ => return None,
     })
 }

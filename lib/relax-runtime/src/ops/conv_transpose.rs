@@ -12,6 +12,7 @@
 //! the PrimFunc.
 
 use relax_ir::attrs::complete_ints;
+use relax_ir::op::{OpId, ops};
 use relax_ir::{DataType, TypeCode};
 
 use super::conv::Acc;
@@ -21,11 +22,11 @@ use crate::scalar::Scalar;
 use crate::value::{Tensor, Value, row_major_strides};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "nn.conv1d_transpose" => |k| conv_transpose(k, 1),
-        "nn.conv2d_transpose" => |k| conv_transpose(k, 2),
-        "nn.conv3d_transpose" => |k| conv_transpose(k, 3),
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::NN_CONV1D_TRANSPOSE => |k| conv_transpose(k, 1),
+        ops::NN_CONV2D_TRANSPOSE => |k| conv_transpose(k, 2),
+        ops::NN_CONV3D_TRANSPOSE => |k| conv_transpose(k, 3),
         _ => return None,
     })
 }

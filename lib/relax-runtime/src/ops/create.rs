@@ -3,6 +3,7 @@
 //! `eye_like`, `tril`, `triu`.
 
 use relax_ir::DataType;
+use relax_ir::op::{OpId, ops};
 
 use super::{Kernel, KernelArgs};
 use crate::error::{RunError, RunResult};
@@ -10,34 +11,33 @@ use crate::scalar::Scalar;
 use crate::value::{Tensor, Value, numel};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "full" | "full_like" | "zeros" | "zeros_like" | "ones" | "ones_like" => full,
-        "arange" => arange,
-        "eye" | "eye_like" => eye,
-        "tril" | "triu" => trilu,
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::FULL | ops::FULL_LIKE | ops::ZEROS | ops::ZEROS_LIKE | ops::ONES | ops::ONES_LIKE => full,
+        ops::ARANGE => arange,
+        ops::EYE | ops::EYE_LIKE => eye,
+        ops::TRIL | ops::TRIU => trilu,
         _ => return None,
     })
 }
 
 fn full(k: &KernelArgs<'_>) -> RunResult<Value> {
-    let name = k.call_name();
-    let like = name.ends_with("_like");
+    let like = matches!(k.op, ops::ZEROS_LIKE | ops::ONES_LIKE | ops::FULL_LIKE);
     let (shape, base_dtype) = if like {
         let x = k.tensor(0)?;
         (x.shape.clone(), Some(x.dtype))
     } else {
         (k.shape(0)?, None)
     };
-    let fill = match name.trim_end_matches("_like") {
-        "zeros" => Scalar::float(DataType::FLOAT32, 0.0),
-        "ones" => Scalar::float(DataType::FLOAT32, 1.0),
+    let fill = match k.op {
+        ops::ZEROS | ops::ZEROS_LIKE => Scalar::float(DataType::FLOAT32, 0.0),
+        ops::ONES | ops::ONES_LIKE => Scalar::float(DataType::FLOAT32, 1.0),
         _ => k.scalar(1)?,
     };
     let dtype = k
         .attr_dtype("dtype")
         .or(k.out_dtype())
-        .or(if name.starts_with("full") { base_dtype.or(Some(fill.dtype())) } else { base_dtype })
+        .or(if matches!(k.op, ops::FULL | ops::FULL_LIKE) { base_dtype.or(Some(fill.dtype())) } else { base_dtype })
         .ok_or_else(|| RunError::new("the result dtype is not known"))?;
     let v = fill.cast(dtype);
     Ok(Value::Tensor(Tensor::from_scalars(&shape, dtype, std::iter::repeat_n(v, numel(&shape)))))
@@ -60,7 +60,7 @@ fn arange(k: &KernelArgs<'_>) -> RunResult<Value> {
 }
 
 fn eye(k: &KernelArgs<'_>) -> RunResult<Value> {
-    let (n, m, kk, dtype) = if k.call_name() == "eye_like" {
+    let (n, m, kk, dtype) = if k.op == ops::EYE_LIKE {
         let x = k.tensor(0)?;
         if x.shape.len() != 2 {
             return Err(RunError::new("the input is not 2-d"));
@@ -77,7 +77,7 @@ fn eye(k: &KernelArgs<'_>) -> RunResult<Value> {
 fn trilu(k: &KernelArgs<'_>) -> RunResult<Value> {
     let x = k.tensor(0)?;
     let kk = k.scalar(1)?.as_i64();
-    let upper = k.call_name() == "triu";
+    let upper = k.op == ops::TRIU;
     let nd = x.shape.len();
     if nd < 2 {
         return Err(RunError::new("the input has fewer than 2 dims"));

@@ -5,6 +5,7 @@
 //! `legalize/elementwise.rs`, `binary.rs` and `nn.rs`), evaluated with the TIR
 //! interpreter's scalar semantics.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 use super::{Kernel, KernelArgs};
@@ -14,20 +15,73 @@ use crate::tir::intrinsic;
 use crate::value::{Tensor, Value, numel, shape_text};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "abs" | "acos" | "acosh" | "asin" | "asinh" | "atan" | "atanh" | "cos" | "cosh" | "exp" | "sin" | "sinh"
-        | "tan" | "tanh" | "sigmoid" | "ceil" | "floor" | "trunc" | "round" | "isnan" | "isinf" | "isfinite"
-        | "log" | "sqrt" | "rsqrt" | "negative" | "logical_not" | "bitwise_not" | "sign" | "square" | "erf"
-        | "nn.relu" | "nn.silu" | "nn.gelu" | "nn.gelu_tanh" => unary,
-        "nn.leakyrelu" => leakyrelu,
-        "add" | "subtract" | "multiply" | "divide" | "floor_divide" | "mod" | "floor_mod" | "power" | "atan2"
-        | "log_add_exp" | "maximum" | "minimum" | "equal" | "not_equal" | "less" | "less_equal" | "greater"
-        | "greater_equal" | "logical_and" | "logical_or" | "logical_xor" | "bitwise_and" | "bitwise_or"
-        | "bitwise_xor" | "left_shift" | "right_shift" => binary_op,
-        "where" => where_op,
-        "clip" => clip,
-        "astype" | "wrap_param" => astype,
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::ABS
+        | ops::ACOS
+        | ops::ACOSH
+        | ops::ASIN
+        | ops::ASINH
+        | ops::ATAN
+        | ops::ATANH
+        | ops::COS
+        | ops::COSH
+        | ops::EXP
+        | ops::SIN
+        | ops::SINH
+        | ops::TAN
+        | ops::TANH
+        | ops::SIGMOID
+        | ops::CEIL
+        | ops::FLOOR
+        | ops::TRUNC
+        | ops::ROUND
+        | ops::ISNAN
+        | ops::ISINF
+        | ops::ISFINITE
+        | ops::LOG
+        | ops::SQRT
+        | ops::RSQRT
+        | ops::NEGATIVE
+        | ops::LOGICAL_NOT
+        | ops::BITWISE_NOT
+        | ops::SIGN
+        | ops::SQUARE
+        | ops::ERF
+        | ops::NN_RELU
+        | ops::NN_SILU
+        | ops::NN_GELU
+        | ops::NN_GELU_TANH => unary,
+        ops::NN_LEAKYRELU => leakyrelu,
+        ops::ADD
+        | ops::SUBTRACT
+        | ops::MULTIPLY
+        | ops::DIVIDE
+        | ops::FLOOR_DIVIDE
+        | ops::MOD
+        | ops::FLOOR_MOD
+        | ops::POWER
+        | ops::ATAN2
+        | ops::LOG_ADD_EXP
+        | ops::MAXIMUM
+        | ops::MINIMUM
+        | ops::EQUAL
+        | ops::NOT_EQUAL
+        | ops::LESS
+        | ops::LESS_EQUAL
+        | ops::GREATER
+        | ops::GREATER_EQUAL
+        | ops::LOGICAL_AND
+        | ops::LOGICAL_OR
+        | ops::LOGICAL_XOR
+        | ops::BITWISE_AND
+        | ops::BITWISE_OR
+        | ops::BITWISE_XOR
+        | ops::LEFT_SHIFT
+        | ops::RIGHT_SHIFT => binary_op,
+        ops::WHERE => where_op,
+        ops::CLIP => clip,
+        ops::ASTYPE | ops::WRAP_PARAM => astype,
         _ => return None,
     })
 }

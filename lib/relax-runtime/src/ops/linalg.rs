@@ -2,6 +2,7 @@
 //! batch dims broadcast), accumulating `acc + a * b` from zero in the output dtype,
 //! in order of the reduction index, as TOPI's `matmul` stage does.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 use super::Kernel;
@@ -11,9 +12,9 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, numel, row_major_strides, shape_text};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "matmul" => |k| {
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::MATMUL => |k| {
             let a = k.tensor(0)?;
             let b = k.tensor(1)?;
             let dt = k.attr_dtype("out_dtype").unwrap_or(a.dtype);

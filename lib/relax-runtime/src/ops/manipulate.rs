@@ -3,6 +3,7 @@
 //! `flip`. Results are fresh tensors (a copy), as the legalized kernels write them.
 
 use relax_ir::AttrValue;
+use relax_ir::op::{OpId, ops};
 
 use super::elementwise::{broadcast_strides, for_each};
 use super::{Kernel, KernelArgs, norm_axis};
@@ -11,24 +12,24 @@ use crate::scalar::Scalar;
 use crate::value::{Tensor, Value, numel, row_major_strides, shape_text};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "reshape" => reshape,
-        "permute_dims" => permute_dims,
-        "expand_dims" => expand_dims,
-        "squeeze" => squeeze,
-        "flatten" => |k| {
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::RESHAPE => reshape,
+        ops::PERMUTE_DIMS => permute_dims,
+        ops::EXPAND_DIMS => expand_dims,
+        ops::SQUEEZE => squeeze,
+        ops::FLATTEN => |k| {
             let x = k.tensor(0)?;
             Ok(Value::Tensor(with_shape(x, &[x.numel() as i64])))
         },
-        "concat" | "stack" => concat,
-        "split" => split,
-        "strided_slice" => strided_slice,
-        "take" => take,
-        "broadcast_to" => broadcast_to,
-        "repeat" => repeat,
-        "tile" => tile,
-        "flip" => flip,
+        ops::CONCAT | ops::STACK => concat,
+        ops::SPLIT => split,
+        ops::STRIDED_SLICE => strided_slice,
+        ops::TAKE => take,
+        ops::BROADCAST_TO => broadcast_to,
+        ops::REPEAT => repeat,
+        ops::TILE => tile,
+        ops::FLIP => flip,
         _ => return None,
     })
 }
@@ -124,7 +125,7 @@ fn concat(k: &KernelArgs<'_>) -> RunResult<Value> {
         _ => return Err(RunError::new("expected a tuple of tensors")),
     };
     let first = parts.first().ok_or_else(|| RunError::new("no tensors"))?;
-    let stack = k.call_name() == "stack";
+    let stack = k.op == ops::STACK;
     let parts: Vec<Tensor> = if stack {
         let nd = first.shape.len() + 1;
         let axis = norm_axis(k.attr_int("axis").unwrap_or(0), nd)?;

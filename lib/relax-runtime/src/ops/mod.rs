@@ -33,6 +33,7 @@ pub mod reduce;
 pub mod sampling;
 pub mod scan;
 
+use relax_ir::op::{OpId, OpRef, OpTable, ops};
 use relax_ir::{AttrValue, Call, DataType, Expr, TyData};
 
 use crate::error::{RunError, RunResult};
@@ -45,6 +46,8 @@ use crate::value::{Tensor, Value};
 /// What a kernel sees: the evaluated arguments, the call (attributes) and the call's
 /// type with its dims evaluated, when known.
 pub struct KernelArgs<'a> {
+    /// The op.
+    pub op: OpId,
     /// The op's name without `relax.` (`nn.softmax`).
     pub op_name: &'static str,
     /// The arguments.
@@ -135,22 +138,27 @@ pub fn norm_axis(axis: i64, ndim: usize) -> RunResult<usize> {
     Ok(a as usize)
 }
 
-/// The reference kernel of an op (full name), if it has one.
-pub fn kernel(name: &str) -> Option<Kernel> {
-    let short = name.strip_prefix("relax.")?;
-    elementwise::lookup(short)
-        .or_else(|| reduce::lookup(short))
-        .or_else(|| nn::lookup(short))
-        .or_else(|| linalg::lookup(short))
-        .or_else(|| manipulate::lookup(short))
-        .or_else(|| create::lookup(short))
-        .or_else(|| scan::lookup(short))
-        .or_else(|| conv::lookup(short))
-        .or_else(|| pool::lookup(short))
-        .or_else(|| conv_transpose::lookup(short))
-        .or_else(|| norm::lookup(short))
-        .or_else(|| attention::lookup(short))
-        .or_else(|| sampling::lookup(short))
+/// The reference kernel of each op, from the families' tables (one file each).
+static KERNELS: OpTable<Kernel> = relax_ir::op_table_of!(
+    Kernel;
+    elementwise::lookup,
+    reduce::lookup,
+    nn::lookup,
+    linalg::lookup,
+    manipulate::lookup,
+    create::lookup,
+    scan::lookup,
+    conv::lookup,
+    pool::lookup,
+    conv_transpose::lookup,
+    norm::lookup,
+    attention::lookup,
+    sampling::lookup,
+);
+
+/// The reference kernel of the op `id`, if it has one.
+pub fn kernel(id: OpId) -> Option<Kernel> {
+    KERNELS.get(id)
 }
 
 /// The message of [`unsupported`].
@@ -168,10 +176,15 @@ pub fn run_op<'m>(
     fr: &mut Frame<'m>,
     e: Expr,
     call: &'m Call,
-    name: &str,
+    op: &OpRef,
 ) -> RunResult<Value> {
+    let name = op.name();
     let args = interp.eval_args(fr, fr.f.list(call.args))?;
-    if let Some(v) = value_op(name, &args)? {
+    let Some(id) = op.id() else {
+        // An op the table does not know: only a lowering can run it.
+        return legalize::run(interp, fr, e, call, name, args);
+    };
+    if let Some(v) = value_op(id, &args)? {
         return Ok(v);
     }
     let out = fr.f.ty_of(e).and_then(|t| match fr.f.pool.ty(t) {
@@ -180,12 +193,11 @@ pub fn run_op<'m>(
     });
     // Without kernels, ops that have a legalization run through it; the others (scans,
     // sorts) still need their kernel.
-    let legalizable = interp.lowering.is_some_and(|l| l.lowering_of(name) == Lowered::Kernel);
+    let legalizable = interp.lowering.is_some_and(|l| l.lowering_of(id) == Lowered::Kernel);
     if (interp.options.kernels || !legalizable)
-        && let Some(k) = kernel(name)
+        && let Some(k) = kernel(id)
     {
-        let op_name = relax_ir::op::lookup(name).map_or("", |id| short(id.name()));
-        let ka = KernelArgs { op_name, args, call, out };
+        let ka = KernelArgs { op: id, op_name: id.def().text_name(), args, call, out };
         match k(&ka) {
             Err(err) if err.message == UNSUPPORTED && legalizable => {
                 return legalize::run(interp, fr, e, call, name, ka.args);
@@ -203,24 +215,24 @@ fn short(name: &str) -> &str {
 }
 
 /// The ops that only look at or pass along values, run by [`run_op`] before any kernel.
-pub const VALUE_OPS: &[&str] = &[
-    "relax.shape_of",
-    "relax.tensor_to_shape",
-    "relax.shape_to_tensor",
-    "relax.builtin.stop_lift_params",
-    "relax.hint_on_device",
-    "relax.to_vdevice",
-    "relax.grad.no_grad",
-    "relax.grad.start_checkpoint",
-    "relax.grad.end_checkpoint",
-    "relax.inspect.tensor_dtype_code",
-    "relax.inspect.tensor_dtype_bits",
-    "relax.inspect.tensor_dtype_lanes",
-    "relax.inspect.tensor_ndim",
-    "relax.inspect.tensor_byte_offset",
-    "relax.inspect.tensor_elem_offset",
-    "relax.inspect.tensor_shape_i",
-    "relax.inspect.tensor_stride_i",
+pub const VALUE_OPS: &[OpId] = &[
+    ops::SHAPE_OF,
+    ops::TENSOR_TO_SHAPE,
+    ops::SHAPE_TO_TENSOR,
+    ops::BUILTIN_STOP_LIFT_PARAMS,
+    ops::HINT_ON_DEVICE,
+    ops::TO_VDEVICE,
+    ops::GRAD_NO_GRAD,
+    ops::GRAD_START_CHECKPOINT,
+    ops::GRAD_END_CHECKPOINT,
+    ops::INSPECT_TENSOR_DTYPE_CODE,
+    ops::INSPECT_TENSOR_DTYPE_BITS,
+    ops::INSPECT_TENSOR_DTYPE_LANES,
+    ops::INSPECT_TENSOR_NDIM,
+    ops::INSPECT_TENSOR_BYTE_OFFSET,
+    ops::INSPECT_TENSOR_ELEM_OFFSET,
+    ops::INSPECT_TENSOR_SHAPE_I,
+    ops::INSPECT_TENSOR_STRIDE_I,
 ];
 
 /// How the interpreter runs an op (the "interpreted" column of `docs/legalize.md`).
@@ -237,15 +249,15 @@ pub enum Route {
     Unsupported,
 }
 
-/// How the interpreter runs the op `name` when given `lowering`.
-pub fn route(name: &str, lowering: &dyn OpLowering) -> Route {
-    if crate::relax::call::runs_directly(name) || VALUE_OPS.contains(&name) {
+/// How the interpreter runs the op `id` when given `lowering`.
+pub fn route(id: OpId, lowering: &dyn OpLowering) -> Route {
+    if crate::relax::call::runs_directly(id) || VALUE_OPS.contains(&id) {
         return Route::Interpreter;
     }
-    if kernel(name).is_some() {
+    if kernel(id).is_some() {
         return Route::Kernel;
     }
-    match lowering.lowering_of(name) {
+    match lowering.lowering_of(id) {
         Lowered::Kernel | Lowered::Expanded => Route::Legalization,
         Lowered::Packed(f) if crate::builtins::NAMES.contains(&f) => Route::Legalization,
         Lowered::Packed(_) | Lowered::No => Route::Unsupported,
@@ -253,22 +265,21 @@ pub fn route(name: &str, lowering: &dyn OpLowering) -> Route {
 }
 
 /// Ops that only look at or pass along values.
-fn value_op(name: &str, args: &[Value]) -> RunResult<Option<Value>> {
+fn value_op(id: OpId, args: &[Value]) -> RunResult<Option<Value>> {
     // Only the listed ops reach the arms below (so the list is what runs here).
-    if !VALUE_OPS.contains(&name) {
+    if !VALUE_OPS.contains(&id) {
         return Ok(None);
     }
+    let name = id.name();
     let tensor = |i: usize| match args.get(i) {
         Some(Value::Tensor(t)) => Ok(t.clone()),
         _ => Err(RunError::new(format!("`R.{}`: argument {i} is not a tensor", short(name)))),
     };
     let prim = |dt: DataType, v: i64| Ok(Some(Value::Prim(Scalar::int(dt, v))));
-    match name {
-        "relax.shape_of" => Ok(Some(Value::Shape(tensor(0)?.shape))),
-        "relax.tensor_to_shape" => {
-            Ok(Some(Value::Shape(tensor(0)?.scalars().into_iter().map(Scalar::as_i64).collect())))
-        }
-        "relax.shape_to_tensor" => match args.first() {
+    match id {
+        ops::SHAPE_OF => Ok(Some(Value::Shape(tensor(0)?.shape))),
+        ops::TENSOR_TO_SHAPE => Ok(Some(Value::Shape(tensor(0)?.scalars().into_iter().map(Scalar::as_i64).collect()))),
+        ops::SHAPE_TO_TENSOR => match args.first() {
             Some(Value::Shape(s)) => Ok(Some(Value::Tensor(Tensor::from_scalars(
                 &[s.len() as i64],
                 DataType::INT64,
@@ -276,13 +287,13 @@ fn value_op(name: &str, args: &[Value]) -> RunResult<Option<Value>> {
             )))),
             _ => Err(RunError::new("`R.shape_to_tensor`: expected a shape")),
         },
-        "relax.builtin.stop_lift_params"
-        | "relax.hint_on_device"
-        | "relax.to_vdevice"
-        | "relax.grad.no_grad"
-        | "relax.grad.start_checkpoint"
-        | "relax.grad.end_checkpoint" => Ok(args.first().cloned()),
-        "relax.inspect.tensor_dtype_code" => {
+        ops::BUILTIN_STOP_LIFT_PARAMS
+        | ops::HINT_ON_DEVICE
+        | ops::TO_VDEVICE
+        | ops::GRAD_NO_GRAD
+        | ops::GRAD_START_CHECKPOINT
+        | ops::GRAD_END_CHECKPOINT => Ok(args.first().cloned()),
+        ops::INSPECT_TENSOR_DTYPE_CODE => {
             let t = tensor(0)?;
             let code = match t.dtype.code {
                 relax_ir::TypeCode::Int => 0,
@@ -294,19 +305,17 @@ fn value_op(name: &str, args: &[Value]) -> RunResult<Option<Value>> {
             };
             prim(DataType::UINT8, code)
         }
-        "relax.inspect.tensor_dtype_bits" => prim(DataType::UINT8, i64::from(tensor(0)?.dtype.bits)),
-        "relax.inspect.tensor_dtype_lanes" => {
+        ops::INSPECT_TENSOR_DTYPE_BITS => prim(DataType::UINT8, i64::from(tensor(0)?.dtype.bits)),
+        ops::INSPECT_TENSOR_DTYPE_LANES => {
             prim(DataType::new(relax_ir::TypeCode::UInt, 16), i64::from(tensor(0)?.dtype.lanes))
         }
-        "relax.inspect.tensor_ndim" => prim(DataType::INT32, tensor(0)?.shape.len() as i64),
-        "relax.inspect.tensor_byte_offset" => {
-            prim(DataType::new(relax_ir::TypeCode::UInt, 64), tensor(0)?.offset as i64)
-        }
-        "relax.inspect.tensor_elem_offset" => {
+        ops::INSPECT_TENSOR_NDIM => prim(DataType::INT32, tensor(0)?.shape.len() as i64),
+        ops::INSPECT_TENSOR_BYTE_OFFSET => prim(DataType::new(relax_ir::TypeCode::UInt, 64), tensor(0)?.offset as i64),
+        ops::INSPECT_TENSOR_ELEM_OFFSET => {
             let t = tensor(0)?;
             prim(DataType::new(relax_ir::TypeCode::UInt, 64), (t.offset / t.dtype.bytes() as usize) as i64)
         }
-        "relax.inspect.tensor_shape_i" | "relax.inspect.tensor_stride_i" => {
+        ops::INSPECT_TENSOR_SHAPE_I | ops::INSPECT_TENSOR_STRIDE_I => {
             let t = tensor(0)?;
             let i = args.get(1).and_then(crate::relax::exec::scalar_of).map(Scalar::as_i64).unwrap_or(0);
             let dims = if name.ends_with("shape_i") { t.shape.clone() } else { t.strides() };

@@ -1,6 +1,7 @@
 //! `nn` kernels: `softmax`, `log_softmax`, `rms_norm`, `layer_norm` (the elementwise
 //! activations are in [`super::elementwise`]), computed as TOPI's stages compute them.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 use super::elementwise::{broadcast_strides, for_each, unary_rule};
@@ -11,11 +12,11 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, numel};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "nn.softmax" | "nn.log_softmax" => softmax,
-        "nn.rms_norm" => rms_norm,
-        "nn.layer_norm" => layer_norm,
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::NN_SOFTMAX | ops::NN_LOG_SOFTMAX => softmax,
+        ops::NN_RMS_NORM => rms_norm,
+        ops::NN_LAYER_NORM => layer_norm,
         _ => return None,
     })
 }
@@ -63,7 +64,7 @@ fn softmax(k: &KernelArgs<'_>) -> RunResult<Value> {
     let axis = norm_axis(k.attr_int("axis").unwrap_or(-1), x.shape.len())?;
     let axes = [axis];
     let max = reduce(x, &axes, true, t, min_value(t), |a, v, _| bin(BinOp::Max, a, v))?;
-    if k.call_name() == "nn.log_softmax" {
+    if k.op == ops::NN_LOG_SOFTMAX {
         let exp = with_reduced(x, &[&max], &axes, t, |v, r| unary_rule("exp", bin(BinOp::Sub, v, r[0])?))?;
         let expsum = reduce(&exp, &axes, true, t, Scalar::int(t, 0), |a, v, _| bin(BinOp::Add, a, v))?;
         let r = with_reduced(x, &[&max, &expsum], &axes, t, |v, r| {

@@ -14,6 +14,7 @@
 //! The kernels take float32 data; other dtypes (float16 reduces in float32 with casts in
 //! between) run through the legalization.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 use super::elementwise::unary_rule;
@@ -23,11 +24,11 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, numel, row_major_strides};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "nn.batch_norm" => batch_norm,
-        "nn.group_norm" => group_norm,
-        "nn.instance_norm" => instance_norm,
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::NN_BATCH_NORM => batch_norm,
+        ops::NN_GROUP_NORM => group_norm,
+        ops::NN_INSTANCE_NORM => instance_norm,
         _ => return None,
     })
 }

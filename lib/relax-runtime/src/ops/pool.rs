@@ -14,6 +14,7 @@
 //! letters `N`, `C`, `D`, `H`, `W`; other cases run through the legalization.
 
 use relax_ir::attrs::complete_ints;
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 use super::reduce::min_value;
@@ -23,17 +24,17 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, row_major_strides};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "nn.max_pool1d" => |k| pool(k, 1, true),
-        "nn.max_pool2d" => |k| pool(k, 2, true),
-        "nn.max_pool3d" => |k| pool(k, 3, true),
-        "nn.avg_pool1d" => |k| pool(k, 1, false),
-        "nn.avg_pool2d" => |k| pool(k, 2, false),
-        "nn.avg_pool3d" => |k| pool(k, 3, false),
-        "nn.adaptive_avg_pool1d" => |k| adaptive(k, 1),
-        "nn.adaptive_avg_pool2d" => |k| adaptive(k, 2),
-        "nn.adaptive_avg_pool3d" => |k| adaptive(k, 3),
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::NN_MAX_POOL1D => |k| pool(k, 1, true),
+        ops::NN_MAX_POOL2D => |k| pool(k, 2, true),
+        ops::NN_MAX_POOL3D => |k| pool(k, 3, true),
+        ops::NN_AVG_POOL1D => |k| pool(k, 1, false),
+        ops::NN_AVG_POOL2D => |k| pool(k, 2, false),
+        ops::NN_AVG_POOL3D => |k| pool(k, 3, false),
+        ops::NN_ADAPTIVE_AVG_POOL1D => |k| adaptive(k, 1),
+        ops::NN_ADAPTIVE_AVG_POOL2D => |k| adaptive(k, 2),
+        ops::NN_ADAPTIVE_AVG_POOL3D => |k| adaptive(k, 3),
         _ => return None,
     })
 }

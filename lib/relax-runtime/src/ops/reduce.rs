@@ -3,6 +3,7 @@
 //! starts at the combiner's identity and takes the elements in row-major order of the
 //! reduced axes, at the precision of the dtype.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 use super::elementwise::{binary_rule, broadcast2};
@@ -12,23 +13,23 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, numel, row_major_strides};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "sum" | "prod" | "max" | "min" => simple,
-        "mean" => |k| {
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::SUM | ops::PROD | ops::MAX | ops::MIN => simple,
+        ops::MEAN => |k| {
             let (x, axes, keep) = args(k)?;
             Ok(Value::Tensor(mean(&x, &axes, keep)?))
         },
-        "variance" => |k| {
+        ops::VARIANCE => |k| {
             let (x, axes, keep) = args(k)?;
             Ok(Value::Tensor(variance(&x, &axes, keep)?))
         },
-        "std" => |k| {
+        ops::STD => |k| {
             let (x, axes, keep) = args(k)?;
             let v = variance(&x, &axes, keep)?;
             Ok(Value::Tensor(super::elementwise::map(&v, v.dtype, |s| super::elementwise::unary_rule("sqrt", s))?))
         },
-        "argmax" | "argmin" => arg_reduce,
+        ops::ARGMAX | ops::ARGMIN => arg_reduce,
         _ => return None,
     })
 }
@@ -135,10 +136,10 @@ pub fn sum(x: &Tensor, axes: &[usize], keep: bool) -> RunResult<Tensor> {
 fn simple(k: &KernelArgs<'_>) -> RunResult<Value> {
     let (x, axes, keep) = args(k)?;
     let t = x.dtype;
-    let r = match k.call_name() {
-        "sum" => sum(&x, &axes, keep)?,
-        "prod" => reduce(&x, &axes, keep, t, Scalar::int(t, 1), |a, v, _| bin(BinOp::Mul, a, v))?,
-        "max" => reduce(&x, &axes, keep, t, min_value(t), |a, v, _| bin(BinOp::Max, a, v))?,
+    let r = match k.op {
+        ops::SUM => sum(&x, &axes, keep)?,
+        ops::PROD => reduce(&x, &axes, keep, t, Scalar::int(t, 1), |a, v, _| bin(BinOp::Mul, a, v))?,
+        ops::MAX => reduce(&x, &axes, keep, t, min_value(t), |a, v, _| bin(BinOp::Max, a, v))?,
         _ => reduce(&x, &axes, keep, t, max_value(t), |a, v, _| bin(BinOp::Min, a, v))?,
     };
     Ok(Value::Tensor(r))
@@ -172,7 +173,7 @@ fn arg_reduce(k: &KernelArgs<'_>) -> RunResult<Value> {
         None => (0..nd).collect(),
     };
     let keep = k.attr_bool("keepdims").unwrap_or(false);
-    let is_max = k.call_name() == "argmax";
+    let is_max = k.op == ops::ARGMAX;
     let t = x.dtype;
     let init_val = if is_max { min_value(t) } else { max_value(t) };
     let mut best = init_val;

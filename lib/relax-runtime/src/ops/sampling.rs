@@ -15,12 +15,13 @@ use super::{Kernel, KernelArgs};
 use crate::error::{RunError, RunResult};
 use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value, shape_text};
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "multinomial_from_uniform" => multinomial_from_uniform,
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::MULTINOMIAL_FROM_UNIFORM => multinomial_from_uniform,
         _ => return None,
     })
 }

@@ -3,6 +3,7 @@
 //! from the identity; no axis means the flattened input), `sort` and `argsort` (stable,
 //! ascending or descending, along one axis).
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{BinOp, DataType};
 
 use super::{Kernel, KernelArgs, norm_axis};
@@ -11,11 +12,11 @@ use crate::scalar::{Scalar, binary};
 use crate::value::{Tensor, Value};
 
 /// The kernel of an op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Kernel> {
-    Some(match name {
-        "cumsum" | "cumprod" => scan,
-        "sort" | "argsort" => sort,
-        "topk" => topk,
+pub const fn lookup(id: OpId) -> Option<Kernel> {
+    Some(match id {
+        ops::CUMSUM | ops::CUMPROD => scan,
+        ops::SORT | ops::ARGSORT => sort,
+        ops::TOPK => topk,
         _ => return None,
     })
 }
@@ -34,7 +35,7 @@ fn scan(k: &KernelArgs<'_>) -> RunResult<Value> {
         Some(a) => (x.clone(), norm_axis(a, x.shape.len())?),
         None => (Tensor { shape: vec![x.numel() as i64], ..x.deep_copy() }, 0),
     };
-    let prod = k.call_name() == "cumprod";
+    let prod = k.op == ops::CUMPROD;
     let exclusive = k.attr_bool("exclusive").unwrap_or(false);
     let (op, id) = if prod { (BinOp::Mul, Scalar::int(dt, 1)) } else { (BinOp::Add, Scalar::int(dt, 0)) };
     let v = x.scalars();
@@ -58,7 +59,7 @@ fn sort(k: &KernelArgs<'_>) -> RunResult<Value> {
     let x = k.tensor(0)?;
     let axis = norm_axis(k.attr_int("axis").unwrap_or(-1), x.shape.len())?;
     let desc = k.attr_bool("descending").unwrap_or(false);
-    let arg = k.call_name() == "argsort";
+    let arg = k.op == ops::ARGSORT;
     let idt = k.attr_dtype("dtype").unwrap_or(DataType::INT32);
     let v = x.scalars();
     let (outer, dim, inner) = split_at(&x.shape, axis);

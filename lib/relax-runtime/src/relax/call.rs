@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use relax_ir::op::OpRef;
+use relax_ir::op::{OpId, OpRef, ops};
 use relax_ir::{Call, Expr, ExprData, Span, Ty, TyData};
 
 use super::exec::{concrete_tensor, scalar_of};
@@ -16,30 +16,27 @@ use crate::value::{FuncValue, Tensor, Value};
 /// The ops the interpreter runs itself (calls of PrimFuncs, packed functions and
 /// closures, effects), rather than as compute ops of [`crate::ops`]; the memory ops of
 /// [`super::memory`] too ([`runs_directly`]).
-pub const DIRECT_OPS: &[&str] = &[
-    "relax.call_tir",
-    "relax.call_tir_with_grad",
-    "relax.call_tir_inplace",
-    "relax.vm.call_tir_dyn",
-    "relax.call_dps_packed",
-    "relax.call_pure_packed",
-    "relax.call_inplace_packed",
-    "relax.call_builtin_with_ctx",
-    "relax.invoke_closure",
-    "relax.invoke_pure_closure",
-    "relax.make_closure",
-    "relax.null_value",
-    "relax.print",
-    "relax.assert_op",
+pub const DIRECT_OPS: &[OpId] = &[
+    ops::CALL_TIR,
+    ops::CALL_TIR_WITH_GRAD,
+    ops::CALL_TIR_INPLACE,
+    ops::VM_CALL_TIR_DYN,
+    ops::CALL_DPS_PACKED,
+    ops::CALL_PURE_PACKED,
+    ops::CALL_INPLACE_PACKED,
+    ops::CALL_BUILTIN_WITH_CTX,
+    ops::INVOKE_CLOSURE,
+    ops::INVOKE_PURE_CLOSURE,
+    ops::MAKE_CLOSURE,
+    ops::NULL_VALUE,
+    ops::PRINT,
+    ops::ASSERT_OP,
 ];
 
 /// True for an op the interpreter runs itself: [`DIRECT_OPS`] and the memory ops
-/// (`R.memory.*`, `R.vm.*`, `R.builtin.alloc_tensor`).
-pub fn runs_directly(name: &str) -> bool {
-    DIRECT_OPS.contains(&name)
-        || name.starts_with("relax.memory.")
-        || name.starts_with("relax.vm.")
-        || name == "relax.builtin.alloc_tensor"
+/// ([`super::memory::MEMORY_OPS`]).
+pub fn runs_directly(id: OpId) -> bool {
+    DIRECT_OPS.contains(&id) || super::memory::MEMORY_OPS.contains(&id)
 }
 
 /// The fields of a tuple value (a single non-tuple value is one field).
@@ -116,14 +113,13 @@ impl<'m> Interpreter<'m> {
     }
 
     fn call_op(&self, fr: &mut Frame<'m>, e: Expr, call: &'m Call, op: &OpRef) -> RunResult<Value> {
-        let name = op.name();
         // Only the listed ops reach the arms below (so the list is what runs here).
-        if !runs_directly(name) {
-            return crate::ops::run_op(self, fr, e, call, name);
-        }
-        match name {
-            "relax.call_tir" | "relax.call_tir_with_grad" | "relax.call_tir_inplace" => self.call_tir(fr, call, name),
-            "relax.vm.call_tir_dyn" => {
+        let Some(id) = op.id().filter(|&id| runs_directly(id)) else {
+            return crate::ops::run_op(self, fr, e, call, op);
+        };
+        match id {
+            ops::CALL_TIR | ops::CALL_TIR_WITH_GRAD | ops::CALL_TIR_INPLACE => self.call_tir(fr, call, id),
+            ops::VM_CALL_TIR_DYN => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let mut flat = Vec::new();
                 for v in fields(args[1].clone()) {
@@ -137,7 +133,7 @@ impl<'m> Interpreter<'m> {
                 self.call_value(&args[0], flat, Span::NONE)?;
                 Ok(Value::unit())
             }
-            "relax.call_dps_packed" => {
+            ops::CALL_DPS_PACKED => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let outs = self.alloc_outputs(fr, &call.sinfo_args)?;
                 let mut all = fields(args[1].clone());
@@ -145,11 +141,11 @@ impl<'m> Interpreter<'m> {
                 self.call_packed_value(&args[0], &all, None)?;
                 Ok(pack_outputs(outs, &call.sinfo_args, fr))
             }
-            "relax.call_pure_packed" | "relax.call_inplace_packed" => {
+            ops::CALL_PURE_PACKED | ops::CALL_INPLACE_PACKED => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let ret = call.sinfo_args.first().copied();
                 let r = self.call_packed_value(&args[0], &args[1..], ret.map(|t| (fr as &Frame<'m>, t)))?;
-                if name == "relax.call_inplace_packed" {
+                if id == ops::CALL_INPLACE_PACKED {
                     let idx = int_list(call, "inplace_indices");
                     let outs: Vec<Value> =
                         idx.iter().map(|&i| if i >= 0 { args[1 + i as usize].clone() } else { r.clone() }).collect();
@@ -157,31 +153,31 @@ impl<'m> Interpreter<'m> {
                 }
                 Ok(r)
             }
-            "relax.call_builtin_with_ctx" => {
+            ops::CALL_BUILTIN_WITH_CTX => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let ret = call.sinfo_args.first().copied();
                 self.call_packed_value(&args[0], &fields(args[1].clone()), ret.map(|t| (fr as &Frame<'m>, t)))
             }
-            "relax.invoke_closure" | "relax.invoke_pure_closure" => {
+            ops::INVOKE_CLOSURE | ops::INVOKE_PURE_CLOSURE => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 self.call_value(&args[0], fields(args[1].clone()), Span::NONE)
             }
-            "relax.make_closure" => {
+            ops::MAKE_CLOSURE => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let Value::Func(fv) = &args[0] else {
                     return Err(RunError::new(format!("`R.make_closure` of {}", args[0].kind())));
                 };
                 Ok(Value::Func(Rc::new(FuncValue::Closure { func: fv.clone(), captured: fields(args[1].clone()) })))
             }
-            "relax.null_value" => Ok(Value::Null),
-            "relax.print" => {
+            ops::NULL_VALUE => Ok(Value::Null),
+            ops::PRINT => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let text = format_values(&args[0], &args[1..]);
                 self.printed.borrow_mut().push_str(&text);
                 self.printed.borrow_mut().push('\n');
                 Ok(Value::unit())
             }
-            "relax.assert_op" => {
+            ops::ASSERT_OP => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
                 let ok = scalar_of(&args[0])
                     .ok_or_else(|| RunError::new("the condition of `R.assert_op` is not a scalar"))?;
@@ -193,13 +189,8 @@ impl<'m> Interpreter<'m> {
                 }
                 Ok(Value::unit())
             }
-            _ if name.starts_with("relax.memory.")
-                || name.starts_with("relax.vm.")
-                || name == "relax.builtin.alloc_tensor" =>
-            {
-                self.memory_op(fr, call, name)
-            }
-            _ => crate::ops::run_op(self, fr, e, call, name),
+            _ if super::memory::MEMORY_OPS.contains(&id) => self.memory_op(fr, call, id),
+            _ => crate::ops::run_op(self, fr, e, call, op),
         }
     }
 
@@ -244,7 +235,7 @@ impl<'m> Interpreter<'m> {
         Ok(outs)
     }
 
-    fn call_tir(&self, fr: &mut Frame<'m>, call: &'m Call, name: &str) -> RunResult<Value> {
+    fn call_tir(&self, fr: &mut Frame<'m>, call: &'m Call, id: OpId) -> RunResult<Value> {
         let args = self.eval_args(fr, fr.f.list(call.args))?;
         let inputs = fields(args[1].clone());
         let mut scalars = Vec::new();
@@ -253,7 +244,7 @@ impl<'m> Interpreter<'m> {
         }
         let outs = self.alloc_outputs(fr, &call.sinfo_args)?;
         let mut all = inputs.clone();
-        let result: Vec<Tensor> = if name == "relax.call_tir_inplace" {
+        let result: Vec<Tensor> = if id == ops::CALL_TIR_INPLACE {
             let idx = int_list(call, "inplace_indices");
             let mut res = Vec::with_capacity(outs.len());
             for (k, out) in outs.into_iter().enumerate() {

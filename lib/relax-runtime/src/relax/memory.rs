@@ -10,6 +10,7 @@
 //! * `R.memory.kill_storage`, `R.memory.kill_tensor`, `R.vm.kill_object`: end the
 //!   variable (a later use is an error); the bytes stay with the other views.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{Call, ExprData};
 
 use super::{Frame, Interpreter, Slot};
@@ -56,14 +57,28 @@ fn carve(
     Ok(Tensor::view(bytes, offset as usize, shape, dtype))
 }
 
+/// The memory ops, run by [`Interpreter::memory_op`].
+pub const MEMORY_OPS: &[OpId] = &[
+    ops::BUILTIN_ALLOC_TENSOR,
+    ops::MEMORY_ALLOC_STORAGE,
+    ops::MEMORY_ALLOC_TENSOR,
+    ops::MEMORY_KILL_STORAGE,
+    ops::MEMORY_KILL_TENSOR,
+    ops::MEMORY_VIEW,
+    ops::MEMORY_ENSURE_ZERO_OFFSET,
+    ops::VM_ALLOC_STORAGE,
+    ops::VM_ALLOC_TENSOR,
+    ops::VM_KILL_OBJECT,
+];
+
 impl<'m> Interpreter<'m> {
     /// Runs a memory op.
-    pub(crate) fn memory_op(&self, fr: &mut Frame<'m>, call: &'m Call, name: &str) -> RunResult<Value> {
-        let op = format!("R.{}", name.strip_prefix("relax.").unwrap_or(name));
-        if matches!(name, "relax.memory.kill_storage" | "relax.memory.kill_tensor" | "relax.vm.kill_object") {
-            let what: &'static str = match name {
-                "relax.memory.kill_storage" => "R.memory.kill_storage",
-                "relax.memory.kill_tensor" => "R.memory.kill_tensor",
+    pub(crate) fn memory_op(&self, fr: &mut Frame<'m>, call: &'m Call, id: OpId) -> RunResult<Value> {
+        let op = format!("R.{}", id.def().text_name());
+        if matches!(id, ops::MEMORY_KILL_STORAGE | ops::MEMORY_KILL_TENSOR | ops::VM_KILL_OBJECT) {
+            let what: &'static str = match id {
+                ops::MEMORY_KILL_STORAGE => "R.memory.kill_storage",
+                ops::MEMORY_KILL_TENSOR => "R.memory.kill_tensor",
                 _ => "R.vm.kill_object",
             };
             if let Some(&a) = fr.f.list(call.args).first() {
@@ -76,22 +91,22 @@ impl<'m> Interpreter<'m> {
         }
         let args = self.eval_args(fr, fr.f.list(call.args))?;
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
-        match name {
-            "relax.builtin.alloc_tensor" => {
+        match id {
+            ops::BUILTIN_ALLOC_TENSOR => {
                 let shape = shape_arg(&arg(0), &op)?;
                 let dtype = dtype_arg(&arg(1), &op)?;
                 Ok(Value::Tensor(Tensor::zeros(&shape, dtype)))
             }
-            "relax.memory.alloc_storage" => {
+            ops::MEMORY_ALLOC_STORAGE => {
                 let size = shape_arg(&arg(0), &op)?;
                 Ok(Value::Storage(Storage::new(numel(&size))))
             }
-            "relax.vm.alloc_storage" => {
+            ops::VM_ALLOC_STORAGE => {
                 let size = shape_arg(&arg(0), &op)?;
                 let dtype = dtype_arg(&arg(2), &op)?;
                 Ok(Value::Storage(Storage::new(numel(&size) * dtype.bytes() as usize)))
             }
-            "relax.memory.alloc_tensor" | "relax.vm.alloc_tensor" => {
+            ops::MEMORY_ALLOC_TENSOR | ops::VM_ALLOC_TENSOR => {
                 let Value::Storage(s) = arg(0) else {
                     return Err(RunError::new(format!("`{op}`: expected a storage, got {}", arg(0).describe())));
                 };
@@ -100,7 +115,7 @@ impl<'m> Interpreter<'m> {
                 let dtype = dtype_arg(&arg(3), &op)?;
                 Ok(Value::Tensor(carve(&s.bytes, offset, &shape, dtype, &op)?))
             }
-            "relax.memory.view" => {
+            ops::MEMORY_VIEW => {
                 let Value::Tensor(x) = arg(0) else {
                     return Err(RunError::new(format!("`{op}`: expected a tensor, got {}", arg(0).describe())));
                 };
@@ -118,7 +133,7 @@ impl<'m> Interpreter<'m> {
                 };
                 Ok(Value::Tensor(carve(&x.data, x.offset as i64 + rel, &shape, dtype, &op)?))
             }
-            "relax.memory.ensure_zero_offset" => match arg(0) {
+            ops::MEMORY_ENSURE_ZERO_OFFSET => match arg(0) {
                 Value::Tensor(x) if x.offset != 0 => Ok(Value::Tensor(x.deep_copy())),
                 other => Ok(other),
             },

@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use relax_ir::op::{OPS, OpClass};
+use relax_ir::op::{OpClass, OpId, OpTable, ops};
 use relax_ir::{AttrValue, BlockNode, Buffer, IterKind, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
 /// How an operator reads its inputs, in TVM's order: a fusion decision compares kinds
@@ -445,134 +445,214 @@ impl Analyzer<'_> {
 /// `softplus` and `ewise_fma` as `relu`; `atan2`, `log_add_exp` and `outer` as `multiply`;
 /// `std` as `variance`; `eye` as `full`; `index_tensor` as `adv_index`; `slice_scatter` as
 /// `strided_set`.
-pub fn op_pattern(name: &str) -> OpPatternKind {
-    known_op_pattern(name).unwrap_or(OpPatternKind::Opaque)
+pub fn op_pattern(id: OpId) -> OpPatternKind {
+    known_op_pattern(id).unwrap_or(OpPatternKind::Opaque)
 }
+
+/// The kinds listed explicitly, by op.
+static PATTERNS: OpTable<OpPatternKind> = relax_ir::op_table_of!(OpPatternKind; listed_op_pattern);
 
 /// The kind of an op listed explicitly, or of a non-computational op of the table
 /// (calls, memory, VM and effect ops are opaque).
-fn known_op_pattern(name: &str) -> Option<OpPatternKind> {
+fn known_op_pattern(id: OpId) -> Option<OpPatternKind> {
+    if let Some(k) = PATTERNS.get(id) {
+        return Some(k);
+    }
+    let short = id.name().strip_prefix("relax.").unwrap_or_default();
+    let prefix_opaque =
+        ["ccl.", "grad.", "inspect.", "vision.", "memory.", "vm.", "builtin."].iter().any(|p| short.starts_with(p));
+    (id.def().class != OpClass::Compute || prefix_opaque).then_some(OpPatternKind::Opaque)
+}
+
+/// The kind of an op listed explicitly.
+const fn listed_op_pattern(id: OpId) -> Option<OpPatternKind> {
     use OpPatternKind::*;
-    let short = name.strip_prefix("relax.")?;
-    let kind = match short {
+    let kind = match id {
         // Unary elementwise (Relay `RELAY_REGISTER_UNARY_OP`), casts, activations.
-        "abs" | "acos" | "acosh" | "asin" | "asinh" | "atan" | "atanh" | "bitwise_not" | "ceil" | "cos" | "cosh"
-        | "erf" | "exp" | "floor" | "isfinite" | "isinf" | "isnan" | "log" | "logical_not" | "negative" | "round"
-        | "rsqrt" | "sigmoid" | "sign" | "sin" | "sinh" | "sqrt" | "square" | "tan" | "tanh" | "trunc" | "clip"
-        | "astype" | "wrap_param" | "ewise_fma" | "nn.relu" | "nn.gelu" | "nn.gelu_tanh" | "nn.silu" | "nn.selu"
-        | "nn.softplus" | "nn.leakyrelu" => ElemWise,
+        ops::ABS
+        | ops::ACOS
+        | ops::ACOSH
+        | ops::ASIN
+        | ops::ASINH
+        | ops::ATAN
+        | ops::ATANH
+        | ops::BITWISE_NOT
+        | ops::CEIL
+        | ops::COS
+        | ops::COSH
+        | ops::ERF
+        | ops::EXP
+        | ops::FLOOR
+        | ops::ISFINITE
+        | ops::ISINF
+        | ops::ISNAN
+        | ops::LOG
+        | ops::LOGICAL_NOT
+        | ops::NEGATIVE
+        | ops::ROUND
+        | ops::RSQRT
+        | ops::SIGMOID
+        | ops::SIGN
+        | ops::SIN
+        | ops::SINH
+        | ops::SQRT
+        | ops::SQUARE
+        | ops::TAN
+        | ops::TANH
+        | ops::TRUNC
+        | ops::CLIP
+        | ops::ASTYPE
+        | ops::WRAP_PARAM
+        | ops::EWISE_FMA
+        | ops::NN_RELU
+        | ops::NN_GELU
+        | ops::NN_GELU_TANH
+        | ops::NN_SILU
+        | ops::NN_SELU
+        | ops::NN_SOFTPLUS
+        | ops::NN_LEAKYRELU => ElemWise,
         // Creation (Relay `zeros`, `ones`, `full`, `*_like`, `trilu`: elementwise).
-        "zeros" | "ones" | "full" | "zeros_like" | "ones_like" | "full_like" | "tril" | "triu" | "eye" | "eye_like" => {
-            ElemWise
-        }
+        ops::ZEROS
+        | ops::ONES
+        | ops::FULL
+        | ops::ZEROS_LIKE
+        | ops::ONES_LIKE
+        | ops::FULL_LIKE
+        | ops::TRIL
+        | ops::TRIU
+        | ops::EYE
+        | ops::EYE_LIKE => ElemWise,
         // Binary with broadcasting (Relay `RELAY_REGISTER_BINARY_OP` / `_CMP_OP`).
-        "add" | "subtract" | "multiply" | "divide" | "power" | "maximum" | "minimum" | "floor_divide" | "mod"
-        | "floor_mod" | "atan2" | "log_add_exp" | "equal" | "not_equal" | "less" | "less_equal" | "greater"
-        | "greater_equal" | "logical_and" | "logical_or" | "logical_xor" | "bitwise_and" | "bitwise_or"
-        | "bitwise_xor" | "left_shift" | "right_shift" | "outer" | "nn.prelu" => Broadcast,
+        ops::ADD
+        | ops::SUBTRACT
+        | ops::MULTIPLY
+        | ops::DIVIDE
+        | ops::POWER
+        | ops::MAXIMUM
+        | ops::MINIMUM
+        | ops::FLOOR_DIVIDE
+        | ops::MOD
+        | ops::FLOOR_MOD
+        | ops::ATAN2
+        | ops::LOG_ADD_EXP
+        | ops::EQUAL
+        | ops::NOT_EQUAL
+        | ops::LESS
+        | ops::LESS_EQUAL
+        | ops::GREATER
+        | ops::GREATER_EQUAL
+        | ops::LOGICAL_AND
+        | ops::LOGICAL_OR
+        | ops::LOGICAL_XOR
+        | ops::BITWISE_AND
+        | ops::BITWISE_OR
+        | ops::BITWISE_XOR
+        | ops::LEFT_SHIFT
+        | ops::RIGHT_SHIFT
+        | ops::OUTER
+        | ops::NN_PRELU => Broadcast,
         // Broadcasting data movement.
-        "where" | "expand_dims" | "broadcast_to" | "repeat" | "tile" => Broadcast,
+        ops::WHERE | ops::EXPAND_DIMS | ops::BROADCAST_TO | ops::REPEAT | ops::TILE => Broadcast,
         // Injective data movement.
-        "reshape"
-        | "permute_dims"
-        | "squeeze"
-        | "flatten"
-        | "nn.batch_flatten"
-        | "concat"
-        | "stack"
-        | "split"
-        | "strided_slice"
-        | "dynamic_strided_slice"
-        | "flip"
-        | "take"
-        | "gather_elements"
-        | "gather_nd"
-        | "layout_transform"
-        | "meshgrid"
-        | "einsum"
-        | "nn.pad"
-        | "nn.pixel_shuffle"
-        | "image.resize2d"
-        | "image.resize3d"
-        | "image.grid_sample"
-        | "image.affine_grid"
-        | "index_tensor"
-        | "slice_scatter"
-        | "size" => Injective,
+        ops::RESHAPE
+        | ops::PERMUTE_DIMS
+        | ops::SQUEEZE
+        | ops::FLATTEN
+        | ops::NN_BATCH_FLATTEN
+        | ops::CONCAT
+        | ops::STACK
+        | ops::SPLIT
+        | ops::STRIDED_SLICE
+        | ops::DYNAMIC_STRIDED_SLICE
+        | ops::FLIP
+        | ops::TAKE
+        | ops::GATHER_ELEMENTS
+        | ops::GATHER_ND
+        | ops::LAYOUT_TRANSFORM
+        | ops::MESHGRID
+        | ops::EINSUM
+        | ops::NN_PAD
+        | ops::NN_PIXEL_SHUFFLE
+        | ops::IMAGE_RESIZE2D
+        | ops::IMAGE_RESIZE3D
+        | ops::IMAGE_GRID_SAMPLE
+        | ops::IMAGE_AFFINE_GRID
+        | ops::INDEX_TENSOR
+        | ops::SLICE_SCATTER
+        | ops::SIZE => Injective,
         // Reductions.
-        "sum" | "mean" | "max" | "min" | "prod" | "std" | "variance" | "argmax" | "argmin" | "collapse_sum_like"
-        | "collapse_sum_to" => CommReduce,
+        ops::SUM
+        | ops::MEAN
+        | ops::MAX
+        | ops::MIN
+        | ops::PROD
+        | ops::STD
+        | ops::VARIANCE
+        | ops::ARGMAX
+        | ops::ARGMIN
+        | ops::COLLAPSE_SUM_LIKE
+        | ops::COLLAPSE_SUM_TO => CommReduce,
         // Complex ops with fusable outputs.
-        "matmul"
-        | "nn.conv1d"
-        | "nn.conv2d"
-        | "nn.conv3d"
-        | "nn.conv1d_transpose"
-        | "nn.conv2d_transpose"
-        | "nn.conv3d_transpose"
-        | "nn.avg_pool1d"
-        | "nn.avg_pool2d"
-        | "nn.avg_pool3d"
-        | "nn.max_pool1d"
-        | "nn.max_pool2d"
-        | "nn.max_pool3d"
-        | "nn.adaptive_avg_pool1d"
-        | "nn.adaptive_avg_pool2d"
-        | "nn.adaptive_avg_pool3d"
-        | "nn.softmax"
-        | "nn.log_softmax"
-        | "nn.batch_norm"
-        | "nn.nll_loss"
-        | "one_hot"
-        | "vision.roi_align"
-        | "vision.roi_pool" => OutEWiseFusable,
+        ops::MATMUL
+        | ops::NN_CONV1D
+        | ops::NN_CONV2D
+        | ops::NN_CONV3D
+        | ops::NN_CONV1D_TRANSPOSE
+        | ops::NN_CONV2D_TRANSPOSE
+        | ops::NN_CONV3D_TRANSPOSE
+        | ops::NN_AVG_POOL1D
+        | ops::NN_AVG_POOL2D
+        | ops::NN_AVG_POOL3D
+        | ops::NN_MAX_POOL1D
+        | ops::NN_MAX_POOL2D
+        | ops::NN_MAX_POOL3D
+        | ops::NN_ADAPTIVE_AVG_POOL1D
+        | ops::NN_ADAPTIVE_AVG_POOL2D
+        | ops::NN_ADAPTIVE_AVG_POOL3D
+        | ops::NN_SOFTMAX
+        | ops::NN_LOG_SOFTMAX
+        | ops::NN_BATCH_NORM
+        | ops::NN_NLL_LOSS
+        | ops::ONE_HOT
+        | ops::VISION_ROI_ALIGN
+        | ops::VISION_ROI_POOL => OutEWiseFusable,
         // Opaque: no Relay pattern (norms, attention), effects, data-dependent shapes,
         // sorting and scans, quantisation, distributed and gradient markers.
-        "nn.layer_norm"
-        | "nn.rms_norm"
-        | "nn.group_norm"
-        | "nn.instance_norm"
-        | "nn.dropout"
-        | "nn.attention"
-        | "nn.attention_bias"
-        | "nn.attention_var_len"
-        | "nn.cross_entropy_with_logits"
-        | "median"
-        | "cumsum"
-        | "cumprod"
-        | "sort"
-        | "argsort"
-        | "topk"
-        | "unique"
-        | "nonzero"
-        | "bucketize"
-        | "arange"
-        | "hamming_window"
-        | "multinomial_from_uniform"
-        | "scatter_elements"
-        | "scatter_nd"
-        | "index_put"
-        | "quantize"
-        | "dequantize"
-        | "shape_of"
-        | "tensor_to_shape"
-        | "shape_to_tensor"
-        | "to_vdevice"
-        | "hint_on_device"
-        | "make_closure"
-        | "null_value"
-        | "builtin.stop_lift_params" => Opaque,
-        _ => {
-            let def = OPS.iter().find(|d| d.name == name)?;
-            let prefix_opaque = ["ccl.", "grad.", "inspect.", "vision.", "memory.", "vm.", "builtin."]
-                .iter()
-                .any(|p| short.starts_with(p));
-            if def.class != OpClass::Compute || prefix_opaque {
-                Opaque
-            } else {
-                return None;
-            }
-        }
+        ops::NN_LAYER_NORM
+        | ops::NN_RMS_NORM
+        | ops::NN_GROUP_NORM
+        | ops::NN_INSTANCE_NORM
+        | ops::NN_DROPOUT
+        | ops::NN_ATTENTION
+        | ops::NN_ATTENTION_BIAS
+        | ops::NN_ATTENTION_VAR_LEN
+        | ops::NN_CROSS_ENTROPY_WITH_LOGITS
+        | ops::MEDIAN
+        | ops::CUMSUM
+        | ops::CUMPROD
+        | ops::SORT
+        | ops::ARGSORT
+        | ops::TOPK
+        | ops::UNIQUE
+        | ops::NONZERO
+        | ops::BUCKETIZE
+        | ops::ARANGE
+        | ops::HAMMING_WINDOW
+        | ops::MULTINOMIAL_FROM_UNIFORM
+        | ops::SCATTER_ELEMENTS
+        | ops::SCATTER_ND
+        | ops::INDEX_PUT
+        | ops::QUANTIZE
+        | ops::DEQUANTIZE
+        | ops::SHAPE_OF
+        | ops::TENSOR_TO_SHAPE
+        | ops::SHAPE_TO_TENSOR
+        | ops::TO_VDEVICE
+        | ops::HINT_ON_DEVICE
+        | ops::MAKE_CLOSURE
+        | ops::NULL_VALUE
+        | ops::BUILTIN_STOP_LIFT_PARAMS => Opaque,
+        _ => return None,
     };
     Some(kind)
 }
@@ -600,10 +680,12 @@ mod tests {
     /// new op must be classified here).
     #[test]
     fn every_op_has_a_kind() {
-        let missing: Vec<&str> = OPS.iter().map(|d| d.name).filter(|n| known_op_pattern(n).is_none()).collect();
+        let missing: Vec<&str> = (0..relax_ir::op::OP_COUNT)
+            .map(|i| OpId(i as u16))
+            .filter(|&id| known_op_pattern(id).is_none())
+            .map(OpId::name)
+            .collect();
         assert!(missing.is_empty(), "ops without a pattern kind: {missing:?}");
-        assert_eq!(op_pattern("relax.no_such_op"), OpPatternKind::Opaque);
-        assert_eq!(op_pattern("add"), OpPatternKind::Opaque);
     }
 
     /// Spot checks against TVM's (Relay) `TOpPattern` registrations.
@@ -644,7 +726,7 @@ mod tests {
             ("relax.shape_of", Opaque),
         ];
         for (name, kind) in cases {
-            assert_eq!(op_pattern(name), kind, "{name}");
+            assert_eq!(op_pattern(relax_ir::op::lookup(name).expect("an op")), kind, "{name}");
         }
     }
 }

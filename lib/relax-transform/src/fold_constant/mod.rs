@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use relax_ir::op::OpRef;
+use relax_ir::ops;
 use relax_ir::{
     BindingKind, ConstData, ConstPayload, DataType, Expr, ExprData, Global, Module, PrimExprData, RelaxFunction,
     TensorShape, TyData, Var,
@@ -206,8 +207,8 @@ fn fold_value(
     let ExprData::Call(call) = f.exprs[value].clone() else { return false };
     let args = f.list(call.args).to_vec();
     let ExprData::Op(op) = &f.exprs[call.callee] else { return false };
-    let name = op.name().to_string();
-    if name == "relax.call_tir" {
+    let id = op.id();
+    if id == Some(ops::CALL_TIR) {
         let Some(ev) = ev else { return false };
         return fold_call_tir(m, f, value, &call, ev);
     }
@@ -237,8 +238,8 @@ fn fold_value(
     if !dataflow {
         return changed;
     }
-    match name.as_str() {
-        "relax.tensor_to_shape" => {
+    match id {
+        Some(ops::TENSOR_TO_SHAPE) => {
             let Some(&arg) = args.first() else { return changed };
             let ExprData::Const(c) = f.exprs[arg] else { return changed };
             let data = &m.constants[c];
@@ -254,7 +255,7 @@ fn fold_value(
             f.expr_ty.set(value, Some(ty));
             true
         }
-        "relax.shape_to_tensor" => {
+        Some(ops::SHAPE_TO_TENSOR) => {
             let Some(&arg) = args.first() else { return changed };
             let ExprData::Shape(dims) = f.exprs[arg].clone() else { return changed };
             let mut bytes = Vec::new();
@@ -308,7 +309,7 @@ fn constant_operand(m: &Module, f: &RelaxFunction, e: Expr) -> bool {
 fn fold_op(m: &mut Module, f: &mut RelaxFunction, value: Expr, ev: &dyn ConstEvaluator) -> bool {
     let ExprData::Call(call) = &f.exprs[value] else { return false };
     let ExprData::Op(op) = &f.exprs[call.callee] else { return false };
-    if crate::legalize::legalization(op.name()).is_none()
+    if op.id().and_then(crate::legalize::legalization).is_none()
         || call.args.is_empty()
         || !f.list(call.args).iter().all(|&a| constant_operand(m, f, a))
     {

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use relax_ir::op::OpRef;
 use relax_ir::{BindingKind, Block, Constant, Expr, ExprData, Global, Module, RelaxFunction, Seq, Var};
+use relax_ir::{OpId, ops};
 
 use crate::analysis::op_pattern::{OpPatternKind, annotated_op_pattern, op_pattern};
 
@@ -66,7 +67,7 @@ pub enum Source {
         annotated: bool,
     },
     /// A call of a high-level op (pattern kind of the op table, or opaque).
-    Op(String),
+    Op(OpRef),
     /// Another call (a Relax function, a packed function, `call_dps_packed`).
     OtherCall,
     /// `t[i]`.
@@ -135,7 +136,7 @@ pub fn calls_kernels(f: &RelaxFunction) -> bool {
 
 /// True for `relax.call_tir` and `relax.call_tir_inplace`.
 pub fn is_call_tir(op: &OpRef) -> bool {
-    matches!(op.name(), "relax.call_tir" | "relax.call_tir_inplace")
+    op.is_one_of(&[ops::CALL_TIR, ops::CALL_TIR_INPLACE])
 }
 
 /// The graph of the sequence `s` of `f`. `params` are the function's parameters when
@@ -230,13 +231,13 @@ impl Builder<'_> {
                 }
             }
             ExprData::Op(op) => {
-                let name = op.name().to_string();
-                let pattern = if self.high_level && crate::legalize::legalization(&name).is_some() {
-                    high_level_pattern(f, call, value, &name)
-                } else {
-                    OpPatternKind::Opaque
+                let pattern = match op.id() {
+                    Some(id) if self.high_level && crate::legalize::legalization(id).is_some() => {
+                        high_level_pattern(f, call, value, id)
+                    }
+                    _ => OpPatternKind::Opaque,
                 };
-                (pattern, Source::Op(name), f.list(call.args).to_vec())
+                (pattern, Source::Op(op.clone()), f.list(call.args).to_vec())
             }
             _ => (OpPatternKind::Opaque, Source::OtherCall, f.list(call.args).to_vec()),
         }
@@ -276,8 +277,8 @@ impl Builder<'_> {
 /// The pattern kind of a high-level op call: the kind of its op, except that a
 /// broadcast op one of whose tensor arguments has the shape of the result is elementwise,
 /// as the analysis of its legalized kernel finds (`C[i, j] = A[i, j] + B[j]`).
-fn high_level_pattern(f: &RelaxFunction, call: &relax_ir::Call, value: Expr, name: &str) -> OpPatternKind {
-    let kind = op_pattern(name);
+fn high_level_pattern(f: &RelaxFunction, call: &relax_ir::Call, value: Expr, id: OpId) -> OpPatternKind {
+    let kind = op_pattern(id);
     if kind != OpPatternKind::Broadcast {
         return kind;
     }

@@ -49,11 +49,12 @@ fn opaque_reason(m: &Module, f: &RelaxFunction, g: &Graph, n: usize) -> String {
             "{who} calls `{}`, which has no op_pattern attribute (run annotate-tir-op-pattern first)",
             m.globals[*callee].name
         ),
-        Source::Op(op) if crate::legalize::legalization(op).is_some() => format!(
-            "{who} calls the high-level op `{op}` in a function that also calls kernels; \
-             legalize-ops left it, so it is opaque"
+        Source::Op(op) if op.id().and_then(crate::legalize::legalization).is_some() => format!(
+            "{who} calls the high-level op `{}` in a function that also calls kernels; \
+             legalize-ops left it, so it is opaque",
+            op.name()
         ),
-        Source::Op(op) => format!("{who} calls `{op}`, which has no legalization: it is opaque"),
+        Source::Op(op) => format!("{who} calls `{}`, which has no legalization: it is opaque", op.name()),
         Source::OtherCall => format!("{who} calls a function or packed function, which is opaque"),
         Source::MatchCast => format!("{who} is a `match_cast`, which is opaque"),
         Source::WeightItem => format!("{who} is an item of a weight parameter (after `num_input`), which is opaque"),

@@ -22,6 +22,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use relax_ir::ops;
 use relax_ir::prim::PrimExprData;
 use relax_ir::tir::{BlockNode, PrimFunc, StmtData, TirSpans};
 use relax_ir::{
@@ -255,7 +256,7 @@ impl Builder<'_> {
         let f = self.f;
         match &f.exprs[e] {
             ExprData::Call(call) => match &f.exprs[call.callee] {
-                ExprData::Op(op) if is_call_tir(op) => self.call_tir(call, op.name() == "relax.call_tir_inplace"),
+                ExprData::Op(op) if is_call_tir(op) => self.call_tir(call, op.is(ops::CALL_TIR_INPLACE)),
                 ExprData::Op(op) => Err(format!("`{}` is not lowered to a kernel (run legalize-ops first)", op.name())),
                 _ => Err("only kernel calls (`call_tir`) can be fused".to_string()),
             },

@@ -16,6 +16,7 @@
 //!
 //! Sliding-window attention (`window_size`) is not legalized, as in TVM.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, Attrs, DataType, PrimExpr};
 
@@ -29,10 +30,10 @@ use super::te::{Axes, CombinerKind, Reduce, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of an attention op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "nn.attention" => |cx| attention(cx, false),
-        "nn.attention_bias" => |cx| attention(cx, true),
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::NN_ATTENTION => |cx| attention(cx, false),
+        ops::NN_ATTENTION_BIAS => |cx| attention(cx, true),
         _ => return None,
     })
 }

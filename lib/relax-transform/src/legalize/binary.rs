@@ -6,6 +6,7 @@
 //! `T.max(n, m)`); a scalar constant argument (`R.const(1.0, "float32")`, the second one
 //! checked first) is folded into the body and is no argument of the `call_tir`.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
 
@@ -17,15 +18,15 @@ use super::{Legalize, Lowered};
 pub type Rule = fn(&mut Te, PrimExpr, PrimExpr) -> PrimExpr;
 
 /// The legalization of a binary op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "add" => |cx| binary(cx, "add", |te, a, b| te.add(a, b)),
-        "subtract" => |cx| binary(cx, "subtract", |te, a, b| te.sub(a, b)),
-        "multiply" => |cx| binary(cx, "multiply", |te, a, b| te.mul(a, b)),
-        "divide" => |cx| binary(cx, "divide", |te, a, b| te.bin(BinOp::Div, a, b)),
-        "floor_divide" => |cx| binary(cx, "floor_divide", floor_divide),
-        "mod" => |cx| binary(cx, "mod", |te, a, b| te.bin(BinOp::Mod, a, b)),
-        "floor_mod" => |cx| {
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::ADD => |cx| binary(cx, "add", |te, a, b| te.add(a, b)),
+        ops::SUBTRACT => |cx| binary(cx, "subtract", |te, a, b| te.sub(a, b)),
+        ops::MULTIPLY => |cx| binary(cx, "multiply", |te, a, b| te.mul(a, b)),
+        ops::DIVIDE => |cx| binary(cx, "divide", |te, a, b| te.bin(BinOp::Div, a, b)),
+        ops::FLOOR_DIVIDE => |cx| binary(cx, "floor_divide", floor_divide),
+        ops::MOD => |cx| binary(cx, "mod", |te, a, b| te.bin(BinOp::Mod, a, b)),
+        ops::FLOOR_MOD => |cx| {
             binary(cx, "floor_mod", |te, a, b| {
                 if is_int(te, a) {
                     return te.floormod(a, b);
@@ -35,9 +36,9 @@ pub fn lookup(name: &str) -> Option<Legalize> {
                 te.sub(a, qb)
             })
         },
-        "power" => |cx| binary(cx, "power", |te, a, b| call2(te, "tir.pow", a, b)),
-        "atan2" => |cx| binary(cx, "atan2", |te, a, b| call2(te, "tir.atan2", a, b)),
-        "log_add_exp" => |cx| {
+        ops::POWER => |cx| binary(cx, "power", |te, a, b| call2(te, "tir.pow", a, b)),
+        ops::ATAN2 => |cx| binary(cx, "atan2", |te, a, b| call2(te, "tir.atan2", a, b)),
+        ops::LOG_ADD_EXP => |cx| {
             binary(cx, "log_add_exp", |te, a, b| {
                 let ea = te.call("tir.exp", &[a]);
                 let eb = te.call("tir.exp", &[b]);
@@ -45,22 +46,22 @@ pub fn lookup(name: &str) -> Option<Legalize> {
                 te.call("tir.log", &[s])
             })
         },
-        "maximum" => |cx| binary(cx, "maximum", |te, a, b| te.bin(BinOp::Max, a, b)),
-        "minimum" => |cx| binary(cx, "minimum", |te, a, b| te.bin(BinOp::Min, a, b)),
-        "equal" => |cx| binary(cx, "equal", |te, a, b| te.bin(BinOp::Eq, a, b)),
-        "not_equal" => |cx| binary(cx, "not_equal", |te, a, b| te.bin(BinOp::Ne, a, b)),
-        "less" => |cx| binary(cx, "less", |te, a, b| te.bin(BinOp::Lt, a, b)),
-        "less_equal" => |cx| binary(cx, "less_equal", |te, a, b| te.bin(BinOp::Le, a, b)),
-        "greater" => |cx| binary(cx, "greater", |te, a, b| te.bin(BinOp::Gt, a, b)),
-        "greater_equal" => |cx| binary(cx, "greater_equal", |te, a, b| te.bin(BinOp::Ge, a, b)),
-        "logical_and" => |cx| binary(cx, "logical_and", |te, a, b| te.bin(BinOp::And, a, b)),
-        "logical_or" => |cx| binary(cx, "logical_or", |te, a, b| te.bin(BinOp::Or, a, b)),
-        "logical_xor" => |cx| binary(cx, "logical_xor", |te, a, b| bitwise(te, "tir.bitwise_xor", a, b)),
-        "bitwise_and" => |cx| binary(cx, "bitwise_and", |te, a, b| bitwise(te, "tir.bitwise_and", a, b)),
-        "bitwise_or" => |cx| binary(cx, "bitwise_or", |te, a, b| bitwise(te, "tir.bitwise_or", a, b)),
-        "bitwise_xor" => |cx| binary(cx, "bitwise_xor", |te, a, b| bitwise(te, "tir.bitwise_xor", a, b)),
-        "left_shift" => |cx| binary(cx, "left_shift", |te, a, b| call2(te, "tir.shift_left", a, b)),
-        "right_shift" => |cx| binary(cx, "right_shift", |te, a, b| call2(te, "tir.shift_right", a, b)),
+        ops::MAXIMUM => |cx| binary(cx, "maximum", |te, a, b| te.bin(BinOp::Max, a, b)),
+        ops::MINIMUM => |cx| binary(cx, "minimum", |te, a, b| te.bin(BinOp::Min, a, b)),
+        ops::EQUAL => |cx| binary(cx, "equal", |te, a, b| te.bin(BinOp::Eq, a, b)),
+        ops::NOT_EQUAL => |cx| binary(cx, "not_equal", |te, a, b| te.bin(BinOp::Ne, a, b)),
+        ops::LESS => |cx| binary(cx, "less", |te, a, b| te.bin(BinOp::Lt, a, b)),
+        ops::LESS_EQUAL => |cx| binary(cx, "less_equal", |te, a, b| te.bin(BinOp::Le, a, b)),
+        ops::GREATER => |cx| binary(cx, "greater", |te, a, b| te.bin(BinOp::Gt, a, b)),
+        ops::GREATER_EQUAL => |cx| binary(cx, "greater_equal", |te, a, b| te.bin(BinOp::Ge, a, b)),
+        ops::LOGICAL_AND => |cx| binary(cx, "logical_and", |te, a, b| te.bin(BinOp::And, a, b)),
+        ops::LOGICAL_OR => |cx| binary(cx, "logical_or", |te, a, b| te.bin(BinOp::Or, a, b)),
+        ops::LOGICAL_XOR => |cx| binary(cx, "logical_xor", |te, a, b| bitwise(te, "tir.bitwise_xor", a, b)),
+        ops::BITWISE_AND => |cx| binary(cx, "bitwise_and", |te, a, b| bitwise(te, "tir.bitwise_and", a, b)),
+        ops::BITWISE_OR => |cx| binary(cx, "bitwise_or", |te, a, b| bitwise(te, "tir.bitwise_or", a, b)),
+        ops::BITWISE_XOR => |cx| binary(cx, "bitwise_xor", |te, a, b| bitwise(te, "tir.bitwise_xor", a, b)),
+        ops::LEFT_SHIFT => |cx| binary(cx, "left_shift", |te, a, b| call2(te, "tir.shift_left", a, b)),
+        ops::RIGHT_SHIFT => |cx| binary(cx, "right_shift", |te, a, b| call2(te, "tir.shift_right", a, b)),
         _ => return None,
     })
 }

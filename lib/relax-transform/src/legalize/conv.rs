@@ -18,6 +18,7 @@
 
 use relax_ir::attrs::complete_ints;
 use relax_ir::layout::{inverse, permutation_to};
+use relax_ir::op::{OpId, ops};
 use relax_ir::{DataType, PrimExpr};
 
 use super::cx::Cx;
@@ -27,11 +28,11 @@ use super::{Legalize, Lowered};
 use relax_ir::arith::tvm::simplify;
 
 /// The legalization of a convolution (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "nn.conv1d" => |cx| conv(cx, 1),
-        "nn.conv2d" => |cx| conv(cx, 2),
-        "nn.conv3d" => |cx| conv(cx, 3),
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::NN_CONV1D => |cx| conv(cx, 1),
+        ops::NN_CONV2D => |cx| conv(cx, 2),
+        ops::NN_CONV3D => |cx| conv(cx, 3),
         _ => return None,
     })
 }

@@ -16,6 +16,7 @@
 //! than 1 are not legalized.
 
 use relax_ir::attrs::complete_ints;
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
 
@@ -27,11 +28,11 @@ use super::{Legalize, Lowered};
 use relax_ir::arith::tvm::simplify;
 
 /// The legalization of a transposed convolution (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "nn.conv1d_transpose" => |cx| conv_transpose(cx, 1),
-        "nn.conv2d_transpose" => |cx| conv_transpose(cx, 2),
-        "nn.conv3d_transpose" => |cx| conv_transpose(cx, 3),
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::NN_CONV1D_TRANSPOSE => |cx| conv_transpose(cx, 1),
+        ops::NN_CONV2D_TRANSPOSE => |cx| conv_transpose(cx, 2),
+        ops::NN_CONV3D_TRANSPOSE => |cx| conv_transpose(cx, 3),
         _ => return None,
     })
 }

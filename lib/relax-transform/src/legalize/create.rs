@@ -18,6 +18,7 @@
 //!   `T_multiply_1` by beta, `T_subtract` from alpha, the cast `compute_1`, and for a
 //!   periodic window `T_strided_slice` dropping the last element.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{ConstData, ConstPayload, DataType, PrimExpr};
 
@@ -27,20 +28,20 @@ use super::{Legalize, Lowered};
 use relax_ir::arith::tvm::simplify;
 
 /// The legalization of a creation op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "full" => |cx| full(cx, false, None, "full"),
-        "full_like" => |cx| full(cx, true, None, "full"),
-        "ones" => |cx| full(cx, false, Some(1.0), "ones"),
-        "ones_like" => |cx| full(cx, true, Some(1.0), "ones"),
-        "zeros" => |cx| full(cx, false, Some(0.0), "zeros"),
-        "zeros_like" => |cx| full(cx, true, Some(0.0), "zeros"),
-        "arange" => arange,
-        "eye" => eye,
-        "eye_like" => eye,
-        "hamming_window" => hamming_window,
-        "tril" => |cx| trilu(cx, false, "tril"),
-        "triu" => |cx| trilu(cx, true, "triu"),
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::FULL => |cx| full(cx, false, None, "full"),
+        ops::FULL_LIKE => |cx| full(cx, true, None, "full"),
+        ops::ONES => |cx| full(cx, false, Some(1.0), "ones"),
+        ops::ONES_LIKE => |cx| full(cx, true, Some(1.0), "ones"),
+        ops::ZEROS => |cx| full(cx, false, Some(0.0), "zeros"),
+        ops::ZEROS_LIKE => |cx| full(cx, true, Some(0.0), "zeros"),
+        ops::ARANGE => arange,
+        ops::EYE => eye,
+        ops::EYE_LIKE => eye,
+        ops::HAMMING_WINDOW => hamming_window,
+        ops::TRIL => |cx| trilu(cx, false, "tril"),
+        ops::TRIU => |cx| trilu(cx, true, "triu"),
         _ => return None,
     })
 }

@@ -15,6 +15,7 @@
 //!   integer is `T.Select(0 <= x, x, 0 - x)`;
 //! * `clip(x, lo, hi)` is `T.max(T.min(x, T.Cast(hi)), T.Cast(lo))`.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{DataType, PrimExpr};
 
@@ -23,30 +24,30 @@ use super::te::{Axes, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of a unary op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "abs" => |cx| intrin(cx, "tir_abs", abs),
-        "acos" => |cx| call(cx, "tir_acos", "tir.acos"),
-        "acosh" => |cx| call(cx, "tir_acosh", "tir.acosh"),
-        "asin" => |cx| call(cx, "tir_asin", "tir.asin"),
-        "asinh" => |cx| call(cx, "tir_asinh", "tir.asinh"),
-        "atan" => |cx| call(cx, "tir_atan", "tir.atan"),
-        "atanh" => |cx| call(cx, "tir_atanh", "tir.atanh"),
-        "cos" => |cx| call(cx, "tir_cos", "tir.cos"),
-        "cosh" => |cx| call(cx, "tir_cosh", "tir.cosh"),
-        "exp" => |cx| call(cx, "tir_exp", "tir.exp"),
-        "sin" => |cx| call(cx, "tir_sin", "tir.sin"),
-        "sinh" => |cx| call(cx, "tir_sinh", "tir.sinh"),
-        "tan" => |cx| call(cx, "tir_tan", "tir.tan"),
-        "tanh" => |cx| call(cx, "tir_tanh", "tir.tanh"),
-        "sigmoid" => |cx| call(cx, "tir_sigmoid", "tir.sigmoid"),
-        "ceil" => |cx| intrin(cx, "tir_ceil", |te, x| float_only(te, x, "tir.ceil")),
-        "floor" => |cx| intrin(cx, "tir_floor", |te, x| float_only(te, x, "tir.floor")),
-        "trunc" => |cx| intrin(cx, "tir_trunc", |te, x| float_only(te, x, "tir.trunc")),
-        "round" => |cx| intrin(cx, "tir_round", |te, x| float_only(te, x, "tir.nearbyint")),
-        "isnan" => |cx| intrin(cx, "tir_isnan", isnan),
-        "isinf" => |cx| intrin(cx, "tir_isinf", isinf),
-        "isfinite" => |cx| {
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::ABS => |cx| intrin(cx, "tir_abs", abs),
+        ops::ACOS => |cx| call(cx, "tir_acos", "tir.acos"),
+        ops::ACOSH => |cx| call(cx, "tir_acosh", "tir.acosh"),
+        ops::ASIN => |cx| call(cx, "tir_asin", "tir.asin"),
+        ops::ASINH => |cx| call(cx, "tir_asinh", "tir.asinh"),
+        ops::ATAN => |cx| call(cx, "tir_atan", "tir.atan"),
+        ops::ATANH => |cx| call(cx, "tir_atanh", "tir.atanh"),
+        ops::COS => |cx| call(cx, "tir_cos", "tir.cos"),
+        ops::COSH => |cx| call(cx, "tir_cosh", "tir.cosh"),
+        ops::EXP => |cx| call(cx, "tir_exp", "tir.exp"),
+        ops::SIN => |cx| call(cx, "tir_sin", "tir.sin"),
+        ops::SINH => |cx| call(cx, "tir_sinh", "tir.sinh"),
+        ops::TAN => |cx| call(cx, "tir_tan", "tir.tan"),
+        ops::TANH => |cx| call(cx, "tir_tanh", "tir.tanh"),
+        ops::SIGMOID => |cx| call(cx, "tir_sigmoid", "tir.sigmoid"),
+        ops::CEIL => |cx| intrin(cx, "tir_ceil", |te, x| float_only(te, x, "tir.ceil")),
+        ops::FLOOR => |cx| intrin(cx, "tir_floor", |te, x| float_only(te, x, "tir.floor")),
+        ops::TRUNC => |cx| intrin(cx, "tir_trunc", |te, x| float_only(te, x, "tir.trunc")),
+        ops::ROUND => |cx| intrin(cx, "tir_round", |te, x| float_only(te, x, "tir.nearbyint")),
+        ops::ISNAN => |cx| intrin(cx, "tir_isnan", isnan),
+        ops::ISINF => |cx| intrin(cx, "tir_isinf", isinf),
+        ops::ISFINITE => |cx| {
             intrin(cx, "tir_isfinite", |te, x| {
                 let inf = isinf(te, x);
                 let a = te.pool.not(inf);
@@ -55,17 +56,17 @@ pub fn lookup(name: &str) -> Option<Legalize> {
                 te.bin(BinOp::And, a, b)
             })
         },
-        "log" => |cx| float_call(cx, "tir_log", "tir.log"),
-        "sqrt" => |cx| float_call(cx, "tir_sqrt", "tir.sqrt"),
-        "rsqrt" => |cx| float_call(cx, "tir_rsqrt", "tir.rsqrt"),
-        "negative" => |cx| {
+        ops::LOG => |cx| float_call(cx, "tir_log", "tir.log"),
+        ops::SQRT => |cx| float_call(cx, "tir_sqrt", "tir.sqrt"),
+        ops::RSQRT => |cx| float_call(cx, "tir_rsqrt", "tir.rsqrt"),
+        ops::NEGATIVE => |cx| {
             intrin(cx, "tir_negative", |te, x| {
                 let t = te.pool.dtype(x);
                 let m1 = te.const_i(t, -1);
                 te.mul(x, m1)
             })
         },
-        "logical_not" => |cx| {
+        ops::LOGICAL_NOT => |cx| {
             let x = cx.tensor(0)?;
             let shape = cx.te.shape(x);
             let y = cx.te.compute("T_logical_not", shape, Axes::Ax, |te, i| {
@@ -74,7 +75,7 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             });
             Lowered::one("tir_logical_not", y)
         },
-        "bitwise_not" => |cx| {
+        ops::BITWISE_NOT => |cx| {
             let x = cx.tensor(0)?;
             let shape = cx.te.shape(x);
             let y = cx.te.compute("T_bitwise_not", shape, Axes::Ax, |te, i| {
@@ -83,7 +84,7 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             });
             Lowered::one("tir_bitwise_not", y)
         },
-        "sign" => |cx| {
+        ops::SIGN => |cx| {
             let x = cx.tensor(0)?;
             let shape = cx.te.shape(x);
             let y = cx.te.compute("T_sign", shape, Axes::Ax, |te, i| {
@@ -92,7 +93,7 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             });
             Lowered::one("tir_sign", y)
         },
-        "square" => |cx| {
+        ops::SQUARE => |cx| {
             let x = cx.tensor(0)?;
             let shape = cx.te.shape(x);
             let y = cx.te.compute("T_multiply", shape, Axes::Ax, |te, i| {
@@ -102,9 +103,9 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             });
             Lowered::one("tir_square", y)
         },
-        "clip" => clip,
-        "erf" => erf,
-        "astype" => astype,
+        ops::CLIP => clip,
+        ops::ERF => erf,
+        ops::ASTYPE => astype,
         _ => return None,
     })
 }

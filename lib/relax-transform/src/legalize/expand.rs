@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! lv: R.Shape([n, 3]) = R.shape_of(x)
-//! lv1: R.Tensor((2,), dtype="int64") = R.call_pure_packed("relax.run.shape_to_tensor", lv, sinfo_args=...)
+//! lv1: R.Tensor((2,), dtype="int64") = R.call_pure_packed(ops::RUN_SHAPE_TO_TENSOR, lv, sinfo_args=...)
 //! s = R.call_tir(cls.prod, (lv1,), out_sinfo=R.Tensor((), dtype="int64"))
 //! ```
 //!
@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use relax_ir::op::{OpRef, lookup};
+use relax_ir::op::{OpId, OpRef, ops};
 use relax_ir::{
     AttrValue, Attrs, Binding, BindingKind, Call, DataType, Expr, ExprData, RelaxFunction, TensorShape, TyData,
 };
@@ -33,8 +33,7 @@ fn binding_of(f: &RelaxFunction, value: Expr) -> Option<(relax_ir::Block, usize)
 }
 
 /// The ops [`expand`] rewrites.
-pub const EXPANDED: &[&str] =
-    &["relax.size", "relax.grad.no_grad", "relax.grad.start_checkpoint", "relax.grad.end_checkpoint"];
+pub const EXPANDED: &[OpId] = &[ops::SIZE, ops::GRAD_NO_GRAD, ops::GRAD_START_CHECKPOINT, ops::GRAD_END_CHECKPOINT];
 
 /// Rewrites the call at `value` of one of the [`EXPANDED`] ops (see the module
 /// documentation); `names` is the pass's name supply. Returns false, changing nothing,
@@ -42,9 +41,11 @@ pub const EXPANDED: &[&str] =
 pub fn expand(f: &mut RelaxFunction, value: Expr, names: &mut HashMap<String, i64>) -> bool {
     let ExprData::Call(call) = &f.exprs[value] else { return false };
     let ExprData::Op(op) = &f.exprs[call.callee] else { return false };
-    match op.name() {
-        "relax.size" => size(f, value, names),
-        "relax.grad.no_grad" | "relax.grad.start_checkpoint" | "relax.grad.end_checkpoint" => identity(f, value),
+    match op.id() {
+        Some(ops::SIZE) => size(f, value, names),
+        Some(ops::GRAD_NO_GRAD) | Some(ops::GRAD_START_CHECKPOINT) | Some(ops::GRAD_END_CHECKPOINT) => {
+            identity(f, value)
+        }
         _ => false,
     }
 }
@@ -81,11 +82,7 @@ fn size(f: &mut RelaxFunction, value: Expr, names: &mut HashMap<String, i64>) ->
     };
     let dataflow = f.blocks[block].dataflow;
     let prefix = if dataflow { "lv" } else { "gv" };
-    let (Some(shape_of), Some(to_tensor), Some(prod)) =
-        (lookup("relax.shape_of"), lookup("relax.shape_to_tensor"), lookup("relax.prod"))
-    else {
-        return false;
-    };
+    let (shape_of, to_tensor, prod) = (ops::SHAPE_OF, ops::SHAPE_TO_TENSOR, ops::PROD);
     let op = |f: &mut RelaxFunction, id| f.add_expr(ExprData::Op(OpRef::Known(id)), None);
 
     let shape_ty = f.pool.intern_ty(TyData::shape(dims.clone()));

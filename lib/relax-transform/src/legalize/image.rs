@@ -43,6 +43,7 @@
 //! j` of `theta[n, dim, 0] * x + theta[n, dim, 1] * y + theta[n, dim, 2]`, with `x`, `y`
 //! stepping from -1 by `(2 - 1e-7) / (size - 1)`.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
 
@@ -51,12 +52,12 @@ use super::te::{Axes, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of an image op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "image.resize2d" => resize2d,
-        "image.resize3d" => resize3d,
-        "image.grid_sample" => grid_sample,
-        "image.affine_grid" => affine_grid,
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::IMAGE_RESIZE2D => resize2d,
+        ops::IMAGE_RESIZE3D => resize3d,
+        ops::IMAGE_GRID_SAMPLE => grid_sample,
+        ops::IMAGE_AFFINE_GRID => affine_grid,
         _ => return None,
     })
 }

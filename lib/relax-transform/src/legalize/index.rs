@@ -12,6 +12,7 @@
 //!   their last dim first (`T_transpose`), then `T_gather_nd` reading
 //!   `x[batch..., indices[0, i...], indices[1, i...], ..., rest...]` (C++ `gather_nd`).
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{DataType, PrimExpr};
 
@@ -21,11 +22,11 @@ use super::{Legalize, Lowered};
 use relax_ir::arith::tvm::simplify;
 
 /// The legalization of an indexing op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "take" => take,
-        "strided_slice" => strided_slice,
-        "gather_nd" => gather_nd,
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::TAKE => take,
+        ops::STRIDED_SLICE => strided_slice,
+        ops::GATHER_ND => gather_nd,
         _ => return None,
     })
 }

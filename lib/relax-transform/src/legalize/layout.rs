@@ -21,6 +21,7 @@
 //! legalized (they only matter to flattened buffers).
 
 use relax_ir::infer::index_map::{self, Ix};
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, DataType, PrimExpr, TensorShape, TyData};
 
@@ -29,9 +30,9 @@ use super::te::{Axes, Te};
 use super::{Legalize, Lowered};
 
 /// The legalization of `layout_transform` (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "layout_transform" => layout_transform,
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::LAYOUT_TRANSFORM => layout_transform,
         _ => return None,
     })
 }

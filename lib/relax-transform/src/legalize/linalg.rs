@@ -9,6 +9,7 @@
 //! * `outer`: `outer[i, j] = a[i] * b[j]`.
 
 use relax_ir::PrimExpr;
+use relax_ir::op::{OpId, ops};
 
 use super::binary::equal_check;
 use super::cx::Cx;
@@ -16,10 +17,10 @@ use super::te::{Axes, CombinerKind, Reduce, Te};
 use super::{Legalize, Lowered};
 
 /// The legalization of a linear-algebra op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "matmul" => matmul,
-        "outer" => outer,
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::MATMUL => matmul,
+        ops::OUTER => outer,
         _ => return None,
     })
 }

@@ -10,6 +10,7 @@
 //!   (`T_divide`). Without weights, a `T_full` of ones stands in for them (PrimFunc
 //!   `nll_loss_without_weight`, after TVM's Python helper).
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
 
@@ -20,10 +21,10 @@ use super::te::{Axes, CombinerKind, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of a loss op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "nn.cross_entropy_with_logits" => cross_entropy,
-        "nn.nll_loss" => nll_loss,
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::NN_CROSS_ENTROPY_WITH_LOGITS => cross_entropy,
+        ops::NN_NLL_LOSS => nll_loss,
         _ => return None,
     })
 }

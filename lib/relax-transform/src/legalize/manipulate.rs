@@ -24,6 +24,7 @@
 //! to `(n * 4,)` reads `x[v // 4 % n, v % 4]` as TVM does.
 
 use relax_ir::PrimExpr;
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 
 use super::binary::{broadcast_shape, equal_check, input_index};
@@ -33,14 +34,14 @@ use super::{Legalize, Lowered};
 use relax_ir::arith::tvm::simplify;
 
 /// The legalization of a manipulation op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "reshape" => |cx| {
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::RESHAPE => |cx| {
             let x = cx.tensor(0)?;
             let shape = cx.shape(1)?;
             Lowered::one("reshape", reshape(&mut cx.te, x, shape))
         },
-        "flatten" => |cx| {
+        ops::FLATTEN => |cx| {
             let x = cx.tensor(0)?;
             let dims = cx.out().dims()?.to_vec();
             let shape: Vec<PrimExpr> = dims.iter().map(|&d| cx.import(d)).collect();
@@ -49,20 +50,20 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             }
             Lowered::one("reshape", reshape(&mut cx.te, x, shape))
         },
-        "permute_dims" => permute_dims,
-        "expand_dims" => expand_dims,
-        "squeeze" => squeeze,
-        "concat" => concat,
-        "split" => split,
-        "broadcast_to" => broadcast_to,
-        "repeat" => repeat,
-        "tile" => tile,
-        "flip" => flip,
-        "stack" => stack,
-        "gather_elements" => gather_elements,
-        "nn.pad" => pad,
-        "one_hot" => one_hot,
-        "meshgrid" => meshgrid,
+        ops::PERMUTE_DIMS => permute_dims,
+        ops::EXPAND_DIMS => expand_dims,
+        ops::SQUEEZE => squeeze,
+        ops::CONCAT => concat,
+        ops::SPLIT => split,
+        ops::BROADCAST_TO => broadcast_to,
+        ops::REPEAT => repeat,
+        ops::TILE => tile,
+        ops::FLIP => flip,
+        ops::STACK => stack,
+        ops::GATHER_ELEMENTS => gather_elements,
+        ops::NN_PAD => pad,
+        ops::ONE_HOT => one_hot,
+        ops::MESHGRID => meshgrid,
         _ => return None,
     })
 }

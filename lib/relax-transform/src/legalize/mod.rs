@@ -58,7 +58,7 @@ pub mod unsupported;
 
 use std::collections::HashMap;
 
-use relax_ir::op::OpRef;
+use relax_ir::op::{OpId, OpRef, OpTable, ops};
 use relax_ir::{
     DataType, Expr, ExprData, Func, Global, Module, PrimExpr, RelaxFunction, SymVar, TensorShape, Ty, TyData,
 };
@@ -96,28 +96,33 @@ impl Lowered {
 /// A legalization: describes the call's computation in `cx.te`, or declines.
 pub type Legalize = fn(&mut Cx) -> Option<Lowered>;
 
-/// The legalization of an op, by full name.
-pub fn legalization(name: &str) -> Option<Legalize> {
-    let short = name.strip_prefix("relax.")?;
-    elementwise::lookup(short)
-        .or_else(|| binary::lookup(short))
-        .or_else(|| create::lookup(short))
-        .or_else(|| manipulate::lookup(short))
-        .or_else(|| index::lookup(short))
-        .or_else(|| reduce::lookup(short))
-        .or_else(|| nn::lookup(short))
-        .or_else(|| linalg::lookup(short))
-        .or_else(|| search::lookup(short))
-        .or_else(|| attention::lookup(short))
-        .or_else(|| conv::lookup(short))
-        .or_else(|| conv_transpose::lookup(short))
-        .or_else(|| pool::lookup(short))
-        .or_else(|| norm::lookup(short))
-        .or_else(|| layout::lookup(short))
-        .or_else(|| scatter::lookup(short))
-        .or_else(|| image::lookup(short))
-        .or_else(|| qdq::lookup(short))
-        .or_else(|| loss::lookup(short))
+/// The legalization of each op, from the families' tables (one file each).
+static LEGALIZATIONS: OpTable<Legalize> = relax_ir::op_table_of!(
+    Legalize;
+    elementwise::lookup,
+    binary::lookup,
+    create::lookup,
+    manipulate::lookup,
+    index::lookup,
+    reduce::lookup,
+    nn::lookup,
+    linalg::lookup,
+    search::lookup,
+    attention::lookup,
+    conv::lookup,
+    conv_transpose::lookup,
+    pool::lookup,
+    norm::lookup,
+    layout::lookup,
+    scatter::lookup,
+    image::lookup,
+    qdq::lookup,
+    loss::lookup,
+);
+
+/// The legalization of the op `id`, if it has one.
+pub fn legalization(id: OpId) -> Option<Legalize> {
+    LEGALIZATIONS.get(id)
 }
 
 /// True when a type's shape values are all known (TVM's `KnowAllShapeValues`).
@@ -154,8 +159,8 @@ pub struct Pending {
 fn legalize_call(m: &Module, f: &RelaxFunction, value: Expr, annotation: Option<Ty>) -> Option<Pending> {
     let ExprData::Call(call) = &f.exprs[value] else { return None };
     let ExprData::Op(OpRef::Known(id)) = &f.exprs[call.callee] else { return None };
-    let op_name = id.name();
-    let leg = legalization(op_name)?;
+    let _op_name = id.name();
+    let leg = legalization(*id)?;
     // The call's type; when it knows less than the binding's annotation, the annotation
     // (as TVM's parser gives the call the annotated type).
     let out_ty = match (f.ty_of(value), annotation) {
@@ -165,7 +170,7 @@ fn legalize_call(m: &Module, f: &RelaxFunction, value: Expr, annotation: Option<
     };
     // `image.grid_sample`'s type is known only when TVM 0.25's and 0.27's readings of the
     // grid agree (docs/design.md); its legalization computes the shape TOPI computes.
-    let shape_from_compute = op_name == "relax.image.grid_sample";
+    let shape_from_compute = *id == ops::IMAGE_GRID_SAMPLE;
     if !f.list(call.args).iter().all(|&a| f.ty_of(a).is_some_and(|t| know_all_shape_values(f, t)))
         || !(shape_from_compute || know_all_shape_values(f, out_ty))
     {
@@ -220,13 +225,13 @@ fn constant_result(m: &Module, f: &RelaxFunction, value: Expr) -> Option<relax_i
             _ => None,
         }
     };
-    match id.name() {
-        "relax.arange" => {
+    match *id {
+        ops::ARANGE => {
             let [a, b, c] = f.list(call.args)[..] else { return None };
             let dtype = f.ty_of(value).and_then(|t| f.pool.ty(t).dtype()).filter(|d| !d.is_void())?;
             create::const_arange(num(a)?, num(b)?, num(c)?, dtype)
         }
-        "relax.astype" => {
+        ops::ASTYPE => {
             let &[x] = f.list(call.args) else { return None };
             let mut cx = Cx::new(m, f, call, f.ty_of(value)?);
             let v = cx.scalar_const(0)?;
@@ -312,8 +317,8 @@ pub fn legalize_module(m: &mut Module) -> bool {
             }
             if let ExprData::Call(call) = &f.exprs[value]
                 && let ExprData::Op(OpRef::Known(id)) = &f.exprs[call.callee]
-                && legalization(id.name()).is_none()
-                && let Some(name) = unsupported::packed_name(id.name())
+                && legalization(*id).is_none()
+                && let Some(name) = unsupported::packed_name(*id)
             {
                 let pure = id.def().pure;
                 rewrite::packed(&mut f, value, name, pure);

@@ -15,6 +15,7 @@
 //!
 //! `dropout` is not legalized (TVM leaves it to the frontend).
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, Attrs, DataType, PrimExpr};
 
@@ -25,9 +26,9 @@ use super::te::{Axes, CombinerKind, Reduce, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of an `nn` op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "nn.relu" => |cx| {
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::NN_RELU => |cx| {
             let x = cx.tensor(0)?;
             let t = map(&mut cx.te, x, |te, v| {
                 let t = te.pool.dtype(v);
@@ -36,7 +37,7 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             });
             Lowered::one("relu", t)
         },
-        "nn.leakyrelu" => |cx| {
+        ops::NN_LEAKYRELU => |cx| {
             let x = cx.tensor(0)?;
             let alpha = cx.attr_f64("alpha")?;
             let t = map(&mut cx.te, x, move |te, v| {
@@ -49,7 +50,7 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             });
             Lowered::one("leaky_relu", t)
         },
-        "nn.softplus" => |cx| {
+        ops::NN_SOFTPLUS => |cx| {
             let x = cx.tensor(0)?;
             let beta = cx.attr_f64("beta")?;
             let threshold = cx.attr_f64("threshold")?;
@@ -71,14 +72,14 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             });
             Lowered::one("softplus", t)
         },
-        "nn.silu" => |cx| {
+        ops::NN_SILU => |cx| {
             let x = cx.tensor(0)?;
             let s = map(&mut cx.te, x, |te, v| te.call("tir.sigmoid", &[v]));
             let t = broadcast(&mut cx.te, "T_multiply", x, s, MUL);
             Lowered::one("silu", t)
         },
-        "nn.prelu" => prelu,
-        "nn.batch_flatten" => |cx| {
+        ops::NN_PRELU => prelu,
+        ops::NN_BATCH_FLATTEN => |cx| {
             // A reshape to the call's shape, as `flatten`.
             let x = cx.tensor(0)?;
             let dims = cx.out().dims()?.to_vec();
@@ -88,13 +89,13 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             }
             Lowered::one("reshape", super::manipulate::reshape(&mut cx.te, x, shape))
         },
-        "nn.gelu" => gelu,
-        "nn.gelu_tanh" => gelu_tanh,
-        "nn.selu" => selu,
-        "nn.softmax" => softmax,
-        "nn.log_softmax" => log_softmax,
-        "nn.rms_norm" => rms_norm,
-        "nn.layer_norm" => layer_norm,
+        ops::NN_GELU => gelu,
+        ops::NN_GELU_TANH => gelu_tanh,
+        ops::NN_SELU => selu,
+        ops::NN_SOFTMAX => softmax,
+        ops::NN_LOG_SOFTMAX => log_softmax,
+        ops::NN_RMS_NORM => rms_norm,
+        ops::NN_LAYER_NORM => layer_norm,
         _ => return None,
     })
 }

@@ -16,6 +16,7 @@
 //! * `nn.instance_norm` (`instance_norm`): the same reduction over `axes`, then
 //!   `T_instance_norm` with gamma and beta indexed by the channel.
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr, PrimExprData};
 
@@ -27,11 +28,11 @@ use super::te::{Axes, CombinerKind, RAxis, Reduce, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of a normalization op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "nn.batch_norm" => batch_norm,
-        "nn.group_norm" => group_norm,
-        "nn.instance_norm" => instance_norm,
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::NN_BATCH_NORM => batch_norm,
+        ops::NN_GROUP_NORM => group_norm,
+        ops::NN_INSTANCE_NORM => instance_norm,
         _ => return None,
     })
 }

@@ -22,6 +22,7 @@
 //! input's is left alone, as in TVM.
 
 use relax_ir::attrs::complete_ints;
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, Attrs, DataType, PrimExpr};
 
@@ -32,17 +33,17 @@ use super::te::{Axes, CombinerKind, RAxis, Reduce, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of a pooling op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "nn.max_pool1d" => |cx| pool(cx, 1, true),
-        "nn.max_pool2d" => |cx| pool(cx, 2, true),
-        "nn.max_pool3d" => |cx| pool(cx, 3, true),
-        "nn.avg_pool1d" => |cx| pool(cx, 1, false),
-        "nn.avg_pool2d" => |cx| pool(cx, 2, false),
-        "nn.avg_pool3d" => |cx| pool(cx, 3, false),
-        "nn.adaptive_avg_pool1d" => |cx| adaptive(cx, 1),
-        "nn.adaptive_avg_pool2d" => |cx| adaptive(cx, 2),
-        "nn.adaptive_avg_pool3d" => |cx| adaptive(cx, 3),
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::NN_MAX_POOL1D => |cx| pool(cx, 1, true),
+        ops::NN_MAX_POOL2D => |cx| pool(cx, 2, true),
+        ops::NN_MAX_POOL3D => |cx| pool(cx, 3, true),
+        ops::NN_AVG_POOL1D => |cx| pool(cx, 1, false),
+        ops::NN_AVG_POOL2D => |cx| pool(cx, 2, false),
+        ops::NN_AVG_POOL3D => |cx| pool(cx, 3, false),
+        ops::NN_ADAPTIVE_AVG_POOL1D => |cx| adaptive(cx, 1),
+        ops::NN_ADAPTIVE_AVG_POOL2D => |cx| adaptive(cx, 2),
+        ops::NN_ADAPTIVE_AVG_POOL3D => |cx| adaptive(cx, 3),
         _ => return None,
     })
 }

@@ -10,6 +10,7 @@
 //! `scale` and `zp` are read per position along `axis`, or once when they are scalar
 //! constants or tensors of ones (`_is_singleton_qparam`).
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
 
@@ -19,10 +20,10 @@ use super::te::{Axes, Te};
 use super::{Legalize, Lowered};
 
 /// The legalization of a quantization op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "quantize" => |cx| qdq(cx, true),
-        "dequantize" => |cx| qdq(cx, false),
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::QUANTIZE => |cx| qdq(cx, true),
+        ops::DEQUANTIZE => |cx| qdq(cx, false),
         _ => return None,
     })
 }

@@ -11,6 +11,7 @@
 //!   a two-value reduction `<x>_red_temp` (index, value) followed by the copy of the
 //!   index (`<x>_red`).
 
+use relax_ir::op::{OpId, ops};
 use relax_ir::{DataType, PrimExpr};
 
 use super::binary::{Rule, broadcast};
@@ -19,23 +20,23 @@ use super::te::{Axes, CombinerKind, RAxis, Reduce, Te, Tensor};
 use super::{Legalize, Lowered};
 
 /// The legalization of a reduction (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "sum" => |cx| simple(cx, CombinerKind::Sum, "sum"),
-        "max" => |cx| simple(cx, CombinerKind::Max, "max"),
-        "min" => |cx| simple(cx, CombinerKind::Min, "min"),
-        "prod" => |cx| simple(cx, CombinerKind::Prod, "prod"),
-        "mean" => |cx| {
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::SUM => |cx| simple(cx, CombinerKind::Sum, "sum"),
+        ops::MAX => |cx| simple(cx, CombinerKind::Max, "max"),
+        ops::MIN => |cx| simple(cx, CombinerKind::Min, "min"),
+        ops::PROD => |cx| simple(cx, CombinerKind::Prod, "prod"),
+        ops::MEAN => |cx| {
             let (x, axes, keep) = args(cx)?;
             let t = mean(&mut cx.te, x, &axes, keep)?;
             Lowered::one("mean", t)
         },
-        "variance" => |cx| {
+        ops::VARIANCE => |cx| {
             let (x, axes, keep) = args(cx)?;
             let t = variance(&mut cx.te, x, &axes, keep)?;
             Lowered::one("variance", t)
         },
-        "collapse_sum_like" => |cx| {
+        ops::COLLAPSE_SUM_LIKE => |cx| {
             let dims = cx.arg_ty(1)?.dims()?.to_vec();
             let target: Vec<PrimExpr> = dims.iter().map(|&d| cx.import(d)).collect();
             for &d in &target {
@@ -43,11 +44,11 @@ pub fn lookup(name: &str) -> Option<Legalize> {
             }
             collapse_sum(cx, target)
         },
-        "collapse_sum_to" => |cx| {
+        ops::COLLAPSE_SUM_TO => |cx| {
             let target = cx.shape(1)?;
             collapse_sum(cx, target)
         },
-        "std" => |cx| {
+        ops::STD => |cx| {
             let (x, axes, keep) = args(cx)?;
             let v = variance(&mut cx.te, x, &axes, keep)?;
             let shape = cx.te.shape(v);

@@ -14,7 +14,8 @@
 use std::collections::HashMap;
 
 use relax_ir::arith::Analyzer;
-use relax_ir::op::{OpRef, lookup};
+use relax_ir::op::OpRef;
+use relax_ir::ops;
 use relax_ir::{
     BindingKind, Call, Expr, ExprData, Global, PrimExpr, RelaxFunction, Seq, SymVar, TensorShape, Ty, TyData,
 };
@@ -92,7 +93,7 @@ pub fn call_tir(f: &mut RelaxFunction, value: Expr, callee: Global, p: Pending) 
         let st = f.pool.intern_ty(TyData::shape(dims.clone()));
         args.push(f.add_expr(ExprData::Shape(dims), Some(st)));
     }
-    let op = f.add_expr(ExprData::Op(OpRef::Known(lookup("relax.call_tir").expect("in the op table"))), None);
+    let op = f.add_expr(ExprData::Op(OpRef::Known(ops::CALL_TIR)), None);
     let args = f.new_list(args);
     f.exprs[value] = ExprData::Call(Call { callee: op, args, attrs: relax_ir::Attrs::new(), sinfo_args: vec![out_ty] });
     f.expr_ty.set(value, Some(out_ty));
@@ -110,7 +111,7 @@ pub fn packed(f: &mut RelaxFunction, value: Expr, name: &str, pure: bool) {
     let callable = f.pool.intern_ty(TyData::Callable { params: None, ret: object, pure: false });
     let ext = f.add_expr(ExprData::ExternFunc(name.to_string()), Some(callable));
     let data = if pure {
-        let op = lookup("relax.call_pure_packed").expect("in the op table");
+        let op = ops::CALL_PURE_PACKED;
         let callee = f.add_expr(ExprData::Op(OpRef::Known(op)), None);
         let mut args = vec![ext];
         args.extend(f.list(call.args).iter().copied());

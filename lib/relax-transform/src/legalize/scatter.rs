@@ -30,6 +30,7 @@
 //! and `T_arange` prints `v_ax0` where TVM keeps the cast of its int32 index,
 //! `T.Cast("int64", v_ax0)`.
 
+use relax_ir::op::{OpId, ops};
 use std::rc::Rc;
 
 use relax_ir::prim::BinOp;
@@ -44,10 +45,10 @@ use super::te::Te;
 use super::{Legalize, Lowered};
 
 /// The legalization of a scatter op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "scatter_elements" => scatter_elements,
-        "slice_scatter" => slice_scatter,
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::SCATTER_ELEMENTS => scatter_elements,
+        ops::SLICE_SCATTER => slice_scatter,
         _ => return None,
     })
 }

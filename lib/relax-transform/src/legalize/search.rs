@@ -6,6 +6,7 @@
 //! * `argmax`, `argmin`: see [`super::reduce::arg_reduce`].
 
 use relax_ir::DataType;
+use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 
 use super::binary::{broadcast_shape, input_index};
@@ -15,11 +16,11 @@ use super::te::{Axes, CombinerKind};
 use super::{Legalize, Lowered};
 
 /// The legalization of a search op (name without `relax.`).
-pub fn lookup(name: &str) -> Option<Legalize> {
-    Some(match name {
-        "where" => where_,
-        "argmax" => |cx| arg_reduce(cx, CombinerKind::ArgMax, "argmax"),
-        "argmin" => |cx| arg_reduce(cx, CombinerKind::ArgMin, "argmin"),
+pub const fn lookup(id: OpId) -> Option<Legalize> {
+    Some(match id {
+        ops::WHERE => where_,
+        ops::ARGMAX => |cx| arg_reduce(cx, CombinerKind::ArgMax, "argmax"),
+        ops::ARGMIN => |cx| arg_reduce(cx, CombinerKind::ArgMin, "argmin"),
         _ => return None,
     })
 }

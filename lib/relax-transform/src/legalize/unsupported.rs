@@ -6,144 +6,143 @@
 
 /// Ops lowered to `R.call_packed(name, args...)` (TVM's `FCallPacked`), wrapped in
 /// `R.call_pure_packed` when the op is pure.
-pub const PACKED: &[(&str, &str)] = &[
-    ("relax.print", "relax.run.print"),
-    ("relax.assert_op", "relax.run.assert_op"),
-    ("relax.shape_to_tensor", "relax.run.shape_to_tensor"),
-    ("relax.unique", "relax.run.unique"),
-    ("relax.nonzero", "relax.run.nonzero"),
+pub const PACKED: &[(OpId, &str)] = &[
+    (ops::PRINT, "relax.run.print"),
+    (ops::ASSERT_OP, "relax.run.assert_op"),
+    (ops::SHAPE_TO_TENSOR, "relax.run.shape_to_tensor"),
+    (ops::UNIQUE, "relax.run.unique"),
+    (ops::NONZERO, "relax.run.nonzero"),
 ];
 
 pub use super::expand::EXPANDED;
+use relax_ir::op::{OpId, ops};
 
 /// The packed function an op is lowered to.
-pub fn packed_name(op: &str) -> Option<&'static str> {
+pub fn packed_name(op: OpId) -> Option<&'static str> {
     PACKED.iter().find(|(n, _)| *n == op).map(|(_, f)| *f)
 }
 
 /// Ops of the table that are deliberately not legalized, with the reason.
-pub const NOT_LEGALIZED: &[(&str, &str)] = &[
-    ("relax.call_tir", "already a call of a PrimFunc"),
-    ("relax.call_tir_inplace", "already a call of a PrimFunc"),
-    ("relax.call_tir_with_grad", "already a call of a PrimFunc"),
-    ("relax.call_dps_packed", "a call of an external function"),
-    ("relax.call_pure_packed", "a call of an external function"),
-    ("relax.call_inplace_packed", "a call of an external function"),
-    ("relax.call_builtin_with_ctx", "a VM builtin call"),
-    ("relax.invoke_closure", "a closure call, lowered by the VM"),
-    ("relax.invoke_pure_closure", "a closure call, lowered by the VM"),
-    ("relax.make_closure", "a closure, lowered by the VM"),
-    ("relax.null_value", "a VM value"),
-    ("relax.shape_of", "a shape query, lowered by VMShapeLower"),
-    ("relax.builtin.alloc_tensor", "memory planning"),
-    ("relax.builtin.stop_lift_params", "a marker for LiftTransformParams"),
-    ("relax.memory.alloc_storage", "memory planning"),
-    ("relax.memory.alloc_tensor", "memory planning"),
-    ("relax.memory.kill_storage", "memory planning"),
-    ("relax.memory.kill_tensor", "memory planning"),
-    ("relax.memory.view", "TVM lowers it to a packed call (not done yet)"),
-    ("relax.memory.ensure_zero_offset", "TVM lowers it to a packed call (not done yet)"),
-    ("relax.vm.alloc_storage", "VM lowering"),
-    ("relax.vm.alloc_tensor", "VM lowering"),
-    ("relax.vm.kill_object", "VM lowering"),
-    ("relax.vm.call_tir_dyn", "VM lowering"),
-    ("relax.tensor_to_shape", "TVM lowers it to a packed call (not done yet)"),
-    ("relax.cumsum", "TVM registers no legalization (dispatch passes handle it)"),
-    ("relax.cumprod", "TVM registers no legalization (dispatch passes handle it)"),
-    ("relax.sort", "TVM registers no legalization (dispatch passes handle it)"),
-    ("relax.argsort", "TVM registers no legalization (dispatch passes handle it)"),
-    ("relax.topk", "TVM registers no legalization (dispatch passes handle it)"),
-    ("relax.dynamic_strided_slice", "data-dependent output shape: needs a shape function (not done)"),
-    ("relax.einsum", "TOPI's einsum is an extern C++ compute (not done)"),
+pub const NOT_LEGALIZED: &[(OpId, &str)] = &[
+    (ops::CALL_TIR, "already a call of a PrimFunc"),
+    (ops::CALL_TIR_INPLACE, "already a call of a PrimFunc"),
+    (ops::CALL_TIR_WITH_GRAD, "already a call of a PrimFunc"),
+    (ops::CALL_DPS_PACKED, "a call of an external function"),
+    (ops::CALL_PURE_PACKED, "a call of an external function"),
+    (ops::CALL_INPLACE_PACKED, "a call of an external function"),
+    (ops::CALL_BUILTIN_WITH_CTX, "a VM builtin call"),
+    (ops::INVOKE_CLOSURE, "a closure call, lowered by the VM"),
+    (ops::INVOKE_PURE_CLOSURE, "a closure call, lowered by the VM"),
+    (ops::MAKE_CLOSURE, "a closure, lowered by the VM"),
+    (ops::NULL_VALUE, "a VM value"),
+    (ops::SHAPE_OF, "a shape query, lowered by VMShapeLower"),
+    (ops::BUILTIN_ALLOC_TENSOR, "memory planning"),
+    (ops::BUILTIN_STOP_LIFT_PARAMS, "a marker for LiftTransformParams"),
+    (ops::MEMORY_ALLOC_STORAGE, "memory planning"),
+    (ops::MEMORY_ALLOC_TENSOR, "memory planning"),
+    (ops::MEMORY_KILL_STORAGE, "memory planning"),
+    (ops::MEMORY_KILL_TENSOR, "memory planning"),
+    (ops::MEMORY_VIEW, "TVM lowers it to a packed call (not done yet)"),
+    (ops::MEMORY_ENSURE_ZERO_OFFSET, "TVM lowers it to a packed call (not done yet)"),
+    (ops::VM_ALLOC_STORAGE, "VM lowering"),
+    (ops::VM_ALLOC_TENSOR, "VM lowering"),
+    (ops::VM_KILL_OBJECT, "VM lowering"),
+    (ops::VM_CALL_TIR_DYN, "VM lowering"),
+    (ops::TENSOR_TO_SHAPE, "TVM lowers it to a packed call (not done yet)"),
+    (ops::CUMSUM, "TVM registers no legalization (dispatch passes handle it)"),
+    (ops::CUMPROD, "TVM registers no legalization (dispatch passes handle it)"),
+    (ops::SORT, "TVM registers no legalization (dispatch passes handle it)"),
+    (ops::ARGSORT, "TVM registers no legalization (dispatch passes handle it)"),
+    (ops::TOPK, "TVM registers no legalization (dispatch passes handle it)"),
+    (ops::DYNAMIC_STRIDED_SLICE, "data-dependent output shape: needs a shape function (not done)"),
+    (ops::EINSUM, "TOPI's einsum is an extern C++ compute (not done)"),
     (
-        "relax.bucketize",
+        ops::BUCKETIZE,
         "TOPI's searchsorted is an IR-builder kernel (and TVM 0.25 cannot legalize it for float data); not ported",
     ),
-    ("relax.ccl.allgather", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
-    ("relax.ccl.allreduce", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
-    ("relax.ccl.broadcast_from_worker0", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
-    ("relax.ccl.scatter_from_worker0", "distributed: TVM lowers it to a packed call of the runtime (not done)"),
-    ("relax.ewise_fma", "TVM registers no legalization"),
-    ("relax.index_put", "TOPI's index_put is an IR-builder kernel; not ported yet (`Te::extern_stage` can express it)"),
-    ("relax.index_tensor", "TVM binds the index tuple's items before the kernel (`gv = (i, j)[0]`); not ported yet"),
+    (ops::CCL_ALLGATHER, "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    (ops::CCL_ALLREDUCE, "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    (ops::CCL_BROADCAST_FROM_WORKER0, "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    (ops::CCL_SCATTER_FROM_WORKER0, "distributed: TVM lowers it to a packed call of the runtime (not done)"),
+    (ops::EWISE_FMA, "TVM registers no legalization"),
+    (ops::INDEX_PUT, "TOPI's index_put is an IR-builder kernel; not ported yet (`Te::extern_stage` can express it)"),
+    (ops::INDEX_TENSOR, "TVM binds the index tuple's items before the kernel (`gv = (i, j)[0]`); not ported yet"),
     (
-        "relax.inspect.tensor_byte_offset",
+        ops::INSPECT_TENSOR_BYTE_OFFSET,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     (
-        "relax.inspect.tensor_dtype_bits",
+        ops::INSPECT_TENSOR_DTYPE_BITS,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     (
-        "relax.inspect.tensor_dtype_code",
+        ops::INSPECT_TENSOR_DTYPE_CODE,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     (
-        "relax.inspect.tensor_dtype_lanes",
+        ops::INSPECT_TENSOR_DTYPE_LANES,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     (
-        "relax.inspect.tensor_elem_offset",
+        ops::INSPECT_TENSOR_ELEM_OFFSET,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     (
-        "relax.inspect.tensor_ndim",
+        ops::INSPECT_TENSOR_NDIM,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     (
-        "relax.inspect.tensor_shape_i",
+        ops::INSPECT_TENSOR_SHAPE_I,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
     (
-        "relax.inspect.tensor_stride_i",
+        ops::INSPECT_TENSOR_STRIDE_I,
         "TVM legalizes it to a host PrimFunc reading the DLTensor (`T.tvm_struct_get`), which TIR here has no model of; the interpreter answers it directly",
     ),
-    ("relax.median", "TOPI's median sorts with an extern kernel; not ported"),
+    (ops::MEDIAN, "TOPI's median sorts with an extern kernel; not ported"),
     (
-        "relax.multinomial_from_uniform",
+        ops::MULTINOMIAL_FROM_UNIFORM,
         "TVM's LegalizeOps leaves it; its DispatchSampling pass lowers it (`cumsum` and a `get_sample_index` PrimFunc; not ported)",
     ),
-    ("relax.nn.attention_var_len", "variable-length (packed sequence) attention; not ported"),
+    (ops::NN_ATTENTION_VAR_LEN, "variable-length (packed sequence) attention; not ported"),
     (
-        "relax.nn.pixel_shuffle",
+        ops::NN_PIXEL_SHUFFLE,
         "TVM 0.25's legalization calls `topi.nn.pixel_shuffle`, which 0.25 does not have (LegalizeOps fails)",
     ),
-    ("relax.scatter_nd", "TOPI's scatter_nd is an IR-builder kernel after a transpose of the indices; not ported yet"),
-    ("relax.to_vdevice", "a device annotation, handled by RealizeVDevice"),
-    ("relax.vision.all_class_non_max_suppression", "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
-    ("relax.vision.get_valid_counts", "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
-    ("relax.vision.multibox_transform_loc", "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
-    ("relax.vision.non_max_suppression", "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
-    ("relax.vision.roi_align", "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
-    ("relax.vision.roi_pool", "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
-    ("relax.wrap_param", "TVM registers no legalization (the interpreter runs it with a kernel)"),
-    ("relax.hint_on_device", "a device annotation, handled by RealizeVDevice"),
-    ("relax.nn.dropout", "TVM leaves it to the frontend translator (its legalization returns the call)"),
+    (ops::SCATTER_ND, "TOPI's scatter_nd is an IR-builder kernel after a transpose of the indices; not ported yet"),
+    (ops::TO_VDEVICE, "a device annotation, handled by RealizeVDevice"),
+    (ops::VISION_ALL_CLASS_NON_MAX_SUPPRESSION, "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
+    (ops::VISION_GET_VALID_COUNTS, "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
+    (ops::VISION_MULTIBOX_TRANSFORM_LOC, "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
+    (ops::VISION_NON_MAX_SUPPRESSION, "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
+    (ops::VISION_ROI_ALIGN, "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
+    (ops::VISION_ROI_POOL, "TOPI's vision kernels (sorting, IR-builder loops); not ported"),
+    (ops::WRAP_PARAM, "TVM registers no legalization (the interpreter runs it with a kernel)"),
+    (ops::HINT_ON_DEVICE, "a device annotation, handled by RealizeVDevice"),
+    (ops::NN_DROPOUT, "TVM leaves it to the frontend translator (its legalization returns the call)"),
 ];
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::legalize::legalization;
-    use relax_ir::op::OPS;
-    use relax_ir::op::lookup;
+    use relax_ir::op::OP_COUNT;
 
     /// Every op of the table is either legalized or listed, with a reason, as not.
     #[test]
     fn every_op_is_accounted_for() {
         let mut missing = Vec::new();
-        for d in OPS {
-            let listed = NOT_LEGALIZED.iter().any(|(n, _)| *n == d.name);
-            let has = legalization(d.name).is_some() || packed_name(d.name).is_some() || EXPANDED.contains(&d.name);
-            assert!(!(listed && has), "{} is legalized but also listed in NOT_LEGALIZED", d.name);
+        for id in (0..OP_COUNT).map(|i| OpId(i as u16)) {
+            let listed = NOT_LEGALIZED.iter().any(|(n, _)| *n == id);
+            let has = legalization(id).is_some() || packed_name(id).is_some() || EXPANDED.contains(&id);
+            assert!(!(listed && has), "{} is legalized but also listed in NOT_LEGALIZED", id.name());
             if !listed && !has {
-                missing.push(d.name);
+                missing.push(id.name());
             }
         }
         assert!(missing.is_empty(), "ops with neither a legalization nor a NOT_LEGALIZED entry: {missing:?}");
-        for (n, why) in NOT_LEGALIZED {
+        for (_, why) in NOT_LEGALIZED {
             assert!(!why.is_empty());
-            assert!(lookup(n).is_some(), "NOT_LEGALIZED names {n}, which the op table does not know");
         }
     }
 }

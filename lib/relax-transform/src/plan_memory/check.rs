@@ -21,6 +21,7 @@
 use std::collections::{HashMap, HashSet};
 
 use relax_ir::{Expr, ExprData, RelaxFunction, Seq, Var};
+use relax_ir::{OpId, ops};
 
 /// A tensor carved from a storage.
 struct Tensor {
@@ -65,11 +66,11 @@ struct Checker {
     tensors: Vec<Tensor>,
 }
 
-const STORAGES: &[&str] = &["relax.memory.alloc_storage", "relax.vm.alloc_storage"];
+const STORAGES: &[OpId] = &[ops::MEMORY_ALLOC_STORAGE, ops::VM_ALLOC_STORAGE];
 
 /// The ops whose result is a view of their first argument (also the packed
 /// `vm.builtin.reshape`).
-const VIEWS: &[&str] = &["relax.reshape", "relax.memory.view", "relax.memory.ensure_zero_offset"];
+const VIEWS: &[OpId] = &[ops::RESHAPE, ops::MEMORY_VIEW, ops::MEMORY_ENSURE_ZERO_OFFSET];
 
 /// Checks the planned function; `Err` names the first overlap found.
 pub fn check(f: &RelaxFunction) -> Result<(), String> {
@@ -193,8 +194,8 @@ impl Checker {
             // A copy or match_cast only names the tensor again (its uses are the uses).
             ExprData::Var(v) => (self.aliases_of(f, value), self.memories.get(v).cloned().unwrap_or_default()),
             ExprData::Call(call) => {
-                let name = crate::emit::callee_op_name(f, call).unwrap_or_default();
-                let view = VIEWS.contains(&name.as_str())
+                let name = f.callee_op(call);
+                let view = name.is_some_and(|id| VIEWS.contains(&id))
                     || matches!(&f.exprs[call.callee], ExprData::ExternFunc(e) if e == "vm.builtin.reshape");
                 if view && let Some(&first) = f.list(call.args).first() {
                     // A view names its input's memory again without reading it: its uses
@@ -205,11 +206,11 @@ impl Checker {
                     return (self.aliases_of(f, first), HashSet::new());
                 }
                 self.uses(f, value, at);
-                if STORAGES.contains(&name.as_str()) {
+                if name.is_some_and(|id| STORAGES.contains(&id)) {
                     self.next_memory += 1;
                     return (Al::none(), HashSet::from([self.next_memory]));
                 }
-                if name == "relax.memory.alloc_tensor" {
+                if name == Some(ops::MEMORY_ALLOC_TENSOR) {
                     let mems = match f.list(call.args).first().map(|&a| &f.exprs[a]) {
                         Some(ExprData::Var(s)) => self.memories.get(s).cloned().unwrap_or_default(),
                         _ => HashSet::new(),

@@ -19,10 +19,10 @@
 use std::fmt::Write;
 
 use relax_ir::arith::Analyzer;
+use relax_ir::ops;
 use relax_ir::{BinOp, ExprData, Global, Module, PrimExpr, RelaxFunction, TensorShape, TyData};
 
 use super::bounds::{Bounds, read_bounds, upper_bound_dim};
-use crate::emit::callee_op_name;
 
 /// The figures of one function.
 #[derive(Clone, Debug)]
@@ -105,17 +105,17 @@ pub fn function_memory(m: &Module, g: Global) -> Option<FunctionMemory> {
         for b in f.seq(loc).blocks.clone() {
             for bd in f.blocks[b].bindings.clone() {
                 let ExprData::Call(call) = f.exprs[bd.value].clone() else { continue };
-                let Some(op) = callee_op_name(&f, &call) else { continue };
+                let Some(op) = f.callee_op(&call) else { continue };
                 let ty = f.ty_of(bd.value);
-                match op.as_str() {
-                    "relax.builtin.alloc_tensor" | "relax.memory.alloc_tensor" | "relax.vm.alloc_tensor" => {
+                match op {
+                    ops::BUILTIN_ALLOC_TENSOR | ops::MEMORY_ALLOC_TENSOR | ops::VM_ALLOC_TENSOR => {
                         tensors += 1;
                         let bytes = ty.and_then(|t| tensor_bytes(&mut f, t));
                         match bytes {
                             Some(x) => naive.push(x),
                             None => unknown += 1,
                         }
-                        if op == "relax.builtin.alloc_tensor" {
+                        if op == ops::BUILTIN_ALLOC_TENSOR {
                             if nested {
                                 conditional += 1;
                             } else {
@@ -125,7 +125,7 @@ pub fn function_memory(m: &Module, g: Global) -> Option<FunctionMemory> {
                             planned.extend(bytes);
                         }
                     }
-                    "relax.memory.alloc_storage" | "relax.vm.alloc_storage" => {
+                    ops::MEMORY_ALLOC_STORAGE | ops::VM_ALLOC_STORAGE => {
                         if nested {
                             conditional += 1;
                         } else {
@@ -137,7 +137,7 @@ pub fn function_memory(m: &Module, g: Global) -> Option<FunctionMemory> {
                         });
                         planned.extend(size);
                     }
-                    "relax.call_tir" | "relax.call_tir_inplace" | "relax.call_dps_packed" => {
+                    ops::CALL_TIR | ops::CALL_TIR_INPLACE | ops::CALL_DPS_PACKED => {
                         let inplace: Vec<i64> =
                             call.attrs.get("inplace_indices").and_then(|v| v.as_int_list()).unwrap_or_default();
                         let mut leaves = Vec::new();
@@ -145,7 +145,7 @@ pub fn function_memory(m: &Module, g: Global) -> Option<FunctionMemory> {
                             tensor_leaves(&f, t, &mut leaves);
                         }
                         for (i, t) in leaves.into_iter().enumerate() {
-                            if op == "relax.call_tir_inplace" && inplace.get(i).is_some_and(|&x| x >= 0) {
+                            if op == ops::CALL_TIR_INPLACE && inplace.get(i).is_some_and(|&x| x >= 0) {
                                 continue;
                             }
                             tensors += 1;

@@ -21,6 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use relax_ir::ops;
 use relax_ir::{BinOp, Binding, Block, Expr, ExprData, PrimExpr, RelaxFunction, TensorShape, TyData, Var};
 
 use super::allocate::{MergeKind, Plan, StorageId};
@@ -221,7 +222,7 @@ pub fn alloc_storage(
     let scope = emit::str_lit(f, scope);
     let dt = emit::dtype(f, dtype);
     let object = emit::object(f);
-    emit::call_op(f, "relax.memory.alloc_storage", vec![size, dev, scope, dt], Vec::new(), object)
+    emit::call_op(f, ops::MEMORY_ALLOC_STORAGE, vec![size, dev, scope, dt], Vec::new(), object)
 }
 
 /// `R.memory.alloc_tensor(storage, R.prim_value(0), shape, R.dtype(dtype), dev)` for the
@@ -249,13 +250,13 @@ pub fn alloc_tensor(f: &mut RelaxFunction, alloc: Expr, storage: Var) -> Expr {
     let offset = emit::prim_i64(f, 0);
     let dt = emit::dtype(f, dtype);
     let dev = device_arg(f, alloc);
-    emit::call_op(f, "relax.memory.alloc_tensor", vec![s, offset, shape_arg, dt, dev], Vec::new(), ty)
+    emit::call_op(f, ops::MEMORY_ALLOC_TENSOR, vec![s, offset, shape_arg, dt, dev], Vec::new(), ty)
 }
 
 /// For an `R.builtin.alloc_tensor` of a dynamic shape: the bytes of its upper-bound
 /// shape, `ub0 * ub1 * ... * elem_bytes` (TVM's order).
 fn dynamic_bytes(f: &mut RelaxFunction, bounds: &Bounds, value: Expr) -> Option<PrimExpr> {
-    if emit::call_op_name(f, value).as_deref() != Some("relax.builtin.alloc_tensor") {
+    if f.called_op(value) != Some(ops::BUILTIN_ALLOC_TENSOR) {
         return None;
     }
     let ty = f.ty_of(value)?;

@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet};
 
 use relax_ir::{Block, DataType, Expr, ExprData, Func, Module, PrimExpr, RelaxFunction, TensorShape, Ty, TyData, Var};
+use relax_ir::{OpId, ops};
 
 use super::bounds::{Bounds, token_bytes, upper_bound_dim};
 use relax_ir::Seq;
@@ -117,7 +118,7 @@ struct Collector<'a> {
 }
 
 /// The ops whose result is a view of their first argument.
-const VIEW_OPS: &[&str] = &["relax.reshape", "relax.memory.view", "relax.memory.ensure_zero_offset"];
+const VIEW_OPS: &[OpId] = &[ops::RESHAPE, ops::MEMORY_VIEW, ops::MEMORY_ENSURE_ZERO_OFFSET];
 
 impl Collector<'_> {
     fn discard(&mut self, t: &Tokens) {
@@ -203,11 +204,11 @@ impl Collector<'_> {
             ExprData::Call(call) => {
                 let callee = f.exprs[call.callee].clone();
                 match callee {
-                    ExprData::Op(op) if op.name() == "relax.builtin.alloc_tensor" => self.request(f, var, value, loc),
-                    ExprData::Op(op) if VIEW_OPS.contains(&op.name()) => {
+                    ExprData::Op(op) if op.is(ops::BUILTIN_ALLOC_TENSOR) => self.request(f, var, value, loc),
+                    ExprData::Op(op) if op.is_one_of(VIEW_OPS) => {
                         f.list(call.args).first().map(|&a| self.tokens_of(f, a)).unwrap_or_default()
                     }
-                    ExprData::Op(op) if op.name() == "relax.vm.call_tir_dyn" => {
+                    ExprData::Op(op) if op.is(ops::VM_CALL_TIR_DYN) => {
                         self.use_args(f, f.list(call.args));
                         Tokens::None
                     }

@@ -331,7 +331,7 @@ fn hint_on_device(fx: &mut FuncCx<'_, '_>, e: &ast::Expr, call: &ast::Call) -> L
     attrs.set("device_type", AttrValue::Int(device_type));
     attrs.set("index", AttrValue::Int(index));
     attrs.set("memory_scope", AttrValue::Str(scope));
-    let op = OpRef::Known(op::lookup("relax.hint_on_device").expect("in the op table"));
+    let op = OpRef::Known(relax_ir::ops::HINT_ON_DEVICE);
     op_call(fx, op, vec![value], attrs, Vec::new(), e.span)
 }
 
@@ -500,7 +500,9 @@ fn table_call(
     }
     attrs.0.extend(extra);
     // What TVM's Python constructor resolves (`-1` in a reshape, arange's dtype).
-    relax_ir::infer::apply_python_conveniences(fx.f, def.name, &mut args, &mut attrs);
+    if let Some(id) = op.id() {
+        relax_ir::infer::apply_python_conveniences(fx.f, id, &mut args, &mut attrs);
+    }
     let sinfo_args = sinfo_keyword(fx, call)?;
     op_call(fx, op, args, attrs, sinfo_args, e.span)
 }

@@ -2,6 +2,7 @@
 //! the flattening of nested calls into fresh bindings (A-normal form).
 
 use relax_ir::{ConstData, ConstPayload, Constant, DataType, Expr, ExprData, PrimExpr, Ty, TyData};
+use relax_ir::{OpId, ops};
 
 use super::super::prim_expr::lower_prim;
 use super::super::{LResult, Reported};
@@ -190,37 +191,37 @@ fn mentions_relax_var(fx: &FuncCx<'_, '_>, e: &ast::Expr) -> bool {
 
 /// `a + b` on tensors means `R.add(a, b)` (hand-written input only; never printed).
 fn operator_sugar(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Expr> {
-    let (op, operands): (&str, Vec<&ast::Expr>) = match &e.kind {
+    let (op, operands): (OpId, Vec<&ast::Expr>) = match &e.kind {
         ExprKind::Binary { op, lhs, rhs } => {
             let name = match op {
-                BinOp::Add => "relax.add",
-                BinOp::Sub => "relax.subtract",
-                BinOp::Mul => "relax.multiply",
-                BinOp::Div => "relax.divide",
-                BinOp::FloorDiv => "relax.floor_divide",
-                BinOp::Mod => "relax.floor_mod",
-                BinOp::Pow => "relax.power",
-                BinOp::MatMul => "relax.matmul",
-                BinOp::BitAnd => "relax.bitwise_and",
-                BinOp::BitOr => "relax.bitwise_or",
-                BinOp::BitXor => "relax.bitwise_xor",
-                BinOp::LShift => "relax.left_shift",
-                BinOp::RShift => "relax.right_shift",
+                BinOp::Add => ops::ADD,
+                BinOp::Sub => ops::SUBTRACT,
+                BinOp::Mul => ops::MULTIPLY,
+                BinOp::Div => ops::DIVIDE,
+                BinOp::FloorDiv => ops::FLOOR_DIVIDE,
+                BinOp::Mod => ops::FLOOR_MOD,
+                BinOp::Pow => ops::POWER,
+                BinOp::MatMul => ops::MATMUL,
+                BinOp::BitAnd => ops::BITWISE_AND,
+                BinOp::BitOr => ops::BITWISE_OR,
+                BinOp::BitXor => ops::BITWISE_XOR,
+                BinOp::LShift => ops::LEFT_SHIFT,
+                BinOp::RShift => ops::RIGHT_SHIFT,
             };
             (name, vec![lhs, rhs])
         }
-        ExprKind::Unary { op: UnaryOp::Neg, operand } => ("relax.negative", vec![operand]),
-        ExprKind::Unary { op: UnaryOp::Not, operand } => ("relax.logical_not", vec![operand]),
-        ExprKind::Unary { op: UnaryOp::Invert, operand } => ("relax.bitwise_not", vec![operand]),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => (ops::NEGATIVE, vec![operand]),
+        ExprKind::Unary { op: UnaryOp::Not, operand } => (ops::LOGICAL_NOT, vec![operand]),
+        ExprKind::Unary { op: UnaryOp::Invert, operand } => (ops::BITWISE_NOT, vec![operand]),
         ExprKind::Unary { op: UnaryOp::Pos, operand } => return value(fx, operand, None),
         ExprKind::Compare { first, rest } if rest.len() == 1 => {
             let name = match rest[0].0 {
-                CmpOp::Eq => "relax.equal",
-                CmpOp::NotEq => "relax.not_equal",
-                CmpOp::Lt => "relax.less",
-                CmpOp::LtE => "relax.less_equal",
-                CmpOp::Gt => "relax.greater",
-                CmpOp::GtE => "relax.greater_equal",
+                CmpOp::Eq => ops::EQUAL,
+                CmpOp::NotEq => ops::NOT_EQUAL,
+                CmpOp::Lt => ops::LESS,
+                CmpOp::LtE => ops::LESS_EQUAL,
+                CmpOp::Gt => ops::GREATER,
+                CmpOp::GtE => ops::GREATER_EQUAL,
                 other => return Err(fx.d().error(e.span, format!("operator `{other}` is not defined on tensors"))),
             };
             (name, vec![first, &rest[0].1])
@@ -231,7 +232,7 @@ fn operator_sugar(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Expr> {
     for o in operands {
         args.push(leaf(fx, o)?);
     }
-    calls::op_call(fx, relax_ir::op::op_ref(op), args, relax_ir::Attrs::new(), Vec::new(), e.span)
+    calls::op_call(fx, relax_ir::op::OpRef::Known(op), args, relax_ir::Attrs::new(), Vec::new(), e.span)
 }
 
 /// `metadata["key"][i]`: the constant it names, created on first reference.
