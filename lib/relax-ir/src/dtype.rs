@@ -95,6 +95,26 @@ impl DataType {
     pub fn is_uint(self) -> bool {
         self.code == TypeCode::UInt
     }
+    /// The type both operands of a binary operator are computed in when their types
+    /// differ (raw TIR nodes may mix them; TVM's constructors never do): the float one if
+    /// either is a float, else the wider (the first on a tie). The evaluator and the code
+    /// generators share this rule.
+    pub fn common(self, other: DataType) -> DataType {
+        if self == other {
+            return self;
+        }
+        match (self.is_float(), other.is_float()) {
+            (true, false) => self,
+            (false, true) => other,
+            _ => {
+                if other.bits > self.bits {
+                    other
+                } else {
+                    self
+                }
+            }
+        }
+    }
     /// True for every floating-point kind.
     pub fn is_float(self) -> bool {
         matches!(

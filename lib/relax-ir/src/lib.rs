@@ -6,7 +6,7 @@
 //!   lowered TIR (no blocks), which the TIR interpreter and the code generators run.
 //! * [`pool`], [`prim`], [`prim_build`], [`ty`]: per-function pools of TIR variables,
 //!   interned TIR expressions (with TVM's folding constructors) and interned types.
-//! * [`op`]: the operator table.
+//! * [`op`]: the operator table; [`intrinsic`]: the TIR intrinsics.
 //! * [`infer`]: type inference (struct info): subtyping, joins, call and op result types.
 //! * [`structural`]: name-free fingerprints of functions (structural equality).
 //! * [`dtype`], [`attrs`], [`span`], [`entities`]: the small vocabulary.
@@ -21,6 +21,7 @@ pub mod dtype;
 pub mod entities;
 mod half;
 pub mod infer;
+pub mod intrinsic;
 pub mod layout;
 pub mod module;
 pub mod op;
@@ -40,6 +41,7 @@ pub use attrs::{AttrValue, Attrs, FloatBits};
 pub use diag::{Diagnostic, Severity};
 pub use dtype::{DataType, TypeCode};
 pub use entities::{Block, Buffer, Constant, Expr, Global, PrimExpr, Seq, Stmt, SymVar, Ty, Var};
+pub use intrinsic::{Intrinsic, TirOp};
 pub use module::{ConstData, ConstPayload, ExternFunc, Func, GlobalData, Module, ModuleForm, VDeviceInfo};
 pub use op::{OpId, ops};
 pub use pool::Pool;

@@ -10,6 +10,7 @@
 use crate::attrs::FloatBits;
 use crate::dtype::DataType;
 use crate::entities::{Buffer, PrimExpr, SymVar};
+use crate::intrinsic::TirOp;
 
 /// A binary operator of TIR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,13 +132,13 @@ pub enum PrimExprData {
     Cast(DataType, PrimExpr),
     /// `T.Select(cond, t, f)` (both sides evaluated).
     Select(PrimExpr, PrimExpr, PrimExpr),
-    /// An intrinsic or extern call; `op` is TVM's op name, e.g. `tir.exp`,
-    /// `tir.if_then_else`, `tir.call_extern`.
+    /// An intrinsic or extern call (`T.exp(x)`, `T.if_then_else(c, a, b)`,
+    /// `T.call_extern("float32", "f", x)`).
     Call {
         /// The result type.
         dtype: DataType,
-        /// The op name.
-        op: String,
+        /// The op.
+        op: TirOp,
         /// The arguments.
         args: Vec<PrimExpr>,
     },

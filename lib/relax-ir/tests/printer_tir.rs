@@ -5,6 +5,7 @@
 mod printer_util;
 
 use printer_util::*;
+use relax_ir::Intrinsic;
 use relax_ir::attrs::{AttrValue, Attrs};
 use relax_ir::module::Func;
 use relax_ir::prim::{BinOp, PrimExprData, Range};
@@ -113,26 +114,34 @@ fn infix_explicit_forms_and_parentheses() {
     cases.push((p.raw(PrimExprData::Cast(F32, x)), "T.Cast(\"float32\", x)"));
     cases.push((p.raw(PrimExprData::Select(b, x, y)), "T.Select(b, x, y)"));
     cases.push((
-        p.raw(PrimExprData::Call { dtype: I32, op: "tir.if_then_else".into(), args: vec![b, x, y] }),
+        p.raw(PrimExprData::Call { dtype: I32, op: Intrinsic::IfThenElse.into(), args: vec![b, x, y] }),
         "T.if_then_else(b, x, y)",
     ));
-    cases.push((p.raw(PrimExprData::Call { dtype: F32, op: "tir.exp".into(), args: vec![f] }), "T.exp(f)"));
+    cases.push((p.raw(PrimExprData::Call { dtype: F32, op: Intrinsic::Exp.into(), args: vec![f] }), "T.exp(f)"));
     let foo = p.raw(PrimExprData::Str("foo".into()));
     cases.push((
-        p.raw(PrimExprData::Call { dtype: F32, op: "tir.call_extern".into(), args: vec![foo, f, x] }),
+        p.raw(PrimExprData::Call { dtype: F32, op: Intrinsic::CallExtern.into(), args: vec![foo, f, x] }),
         "T.call_extern(\"float32\", \"foo\", f, x)",
     ));
     cases.push((
-        p.raw(PrimExprData::Call { dtype: I32, op: "tirx.reinterpret".into(), args: vec![f] }),
+        p.raw(PrimExprData::Call { dtype: I32, op: Intrinsic::Reinterpret.into(), args: vec![f] }),
         "T.reinterpret(\"int32\", f)",
     ));
     let (c0, c15) = (i32c(&mut p, 0), i32c(&mut p, 15));
     cases.push((
-        p.raw(PrimExprData::Call { dtype: DataType::HANDLE, op: "tir.tvm_struct_get".into(), args: vec![hd, c0, c15] }),
+        p.raw(PrimExprData::Call {
+            dtype: DataType::HANDLE,
+            op: relax_ir::TirOp::from_name("tir.tvm_struct_get"),
+            args: vec![hd, c0, c15],
+        }),
         "T.tvm_struct_get(hd, 0, 15, \"handle\")",
     ));
     cases.push((
-        p.raw(PrimExprData::Call { dtype: I32, op: "tir.tvm_call_packed".into(), args: vec![foo, x] }),
+        p.raw(PrimExprData::Call {
+            dtype: I32,
+            op: relax_ir::TirOp::from_name("tir.tvm_call_packed"),
+            args: vec![foo, x],
+        }),
         "T.call_packed(\"foo\", x)",
     ));
     cases.push((p.raw(PrimExprData::Ramp { base: x, stride: one, lanes: 4 }), "T.Ramp(x, 1, 4)"));

@@ -317,7 +317,7 @@ fn lowered_tir_with_deep_nesting() {
     let eargs = t.v(args);
     let size = t.f.pool.raw(relax_ir::PrimExprData::Call {
         dtype: DataType::INT64,
-        op: "tir.tvm_struct_get".into(),
+        op: relax_ir::TirOp::from_name("tir.tvm_struct_get"),
         args: vec![eargs],
     });
     let top = t.let_(n, size, body);

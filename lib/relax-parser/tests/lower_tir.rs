@@ -2,6 +2,7 @@
 //! the root block, blocks and their iteration variables, loops, computed regions,
 //! stores, attributes, the lowered-TIR forms and the equivalence of the dialects.
 
+use relax_ir::Intrinsic;
 use relax_ir::{
     AttrNode, AttrValue, BinOp, Buffer, DataType, ForKind, IterKind, Module, PrimExpr, PrimExprData, PrimFunc, Stmt,
     StmtData, SymVar,
@@ -448,7 +449,7 @@ fn decorator_and_attributes() {
     assert!(!hidden.s_tir, "0.24+ text: `@T.prim_func` means what it says");
     assert_eq!(hidden.ret, DataType::INT32);
     let StmtData::Evaluate(e) = hidden.stmt(hidden.body) else { panic!() };
-    assert!(matches!(hidden.pool.prim(*e), PrimExprData::Call { op, .. } if op == "tir.ret"));
+    assert!(matches!(hidden.pool.prim(*e), PrimExprData::Call { op, .. } if op.is(Intrinsic::Ret)));
 }
 
 #[test]
@@ -539,13 +540,13 @@ fn lowered_forms() {
     let f = prim(&m, &name);
     let StmtData::Assert { message, body, .. } = f.stmt(f.body) else { panic!("expected an assert") };
     assert!(
-        matches!(f.pool.prim(*message), PrimExprData::Call { op, args, .. } if op == "tir.assert_message" && args.len() == 3)
+        matches!(f.pool.prim(*message), PrimExprData::Call { op, args, .. } if op.short_name() == "assert_message" && args.len() == 3)
     );
     let StmtData::Let { var, value, body } = f.stmt(*body) else { panic!("expected a let") };
     assert_eq!(f.pool.vars[*var].dtype, DataType::HANDLE);
     // The dtype of `T.tvm_struct_get` is its last argument, which is not kept.
     assert!(
-        matches!(f.pool.prim(*value), PrimExprData::Call { op, args, dtype } if op == "tir.tvm_struct_get" && args.len() == 3 && *dtype == DataType::HANDLE)
+        matches!(f.pool.prim(*value), PrimExprData::Call { op, args, dtype } if op.short_name() == "tvm_struct_get" && args.len() == 3 && *dtype == DataType::HANDLE)
     );
     let StmtData::Attr { node: AttrNode::Buffer(x), key, body, .. } = f.stmt(*body) else { panic!("expected an attr") };
     assert_eq!((f.buffers[*x].name.as_str(), key.as_str()), ("x", "storage_alignment"));

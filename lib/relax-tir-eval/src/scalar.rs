@@ -164,25 +164,6 @@ pub fn float_op1(dt: DataType, a: f64, f32op: fn(f32) -> f32, f64op: fn(f64) -> 
     }
 }
 
-/// The common type of two operands: the float one if either is a float, else the wider
-/// (TIR's constructors give both sides one type; raw nodes may not).
-fn common(a: DataType, b: DataType) -> DataType {
-    if a == b {
-        return a;
-    }
-    match (a.is_float(), b.is_float()) {
-        (true, false) => a,
-        (false, true) => b,
-        _ => {
-            if b.bits > a.bits {
-                b
-            } else {
-                a
-            }
-        }
-    }
-}
-
 /// A comparison `op` (`Eq` ... `Ge`) of two numbers of the same kind.
 fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
     match op {
@@ -197,7 +178,7 @@ fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
 
 /// Evaluates a binary operator of TIR on two scalars.
 pub fn binary(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, String> {
-    let dt = common(a.dtype(), b.dtype());
+    let dt = a.dtype().common(b.dtype());
     let (a, b) = (a.cast(dt), b.cast(dt));
     if op.is_logical() {
         let r = match op {

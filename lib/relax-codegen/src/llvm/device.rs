@@ -21,6 +21,7 @@ use inkwell::context::Context;
 use inkwell::module::Module as LModule;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
+use relax_ir::Intrinsic;
 use relax_ir::{DataType, PrimFunc};
 
 use super::types::reg_type;
@@ -38,7 +39,12 @@ pub(crate) trait Device {
     fn index<'ctx>(&self, d: &DeviceCx<'_, 'ctx>, block: bool) -> R<IntValue<'ctx>>;
     /// The float math function `name` (`exp`, `pow`, ...) on `args`, at their type;
     /// `None` when the CPU lowering's LLVM intrinsic suits the target (`sqrt`, `floor`).
-    fn math<'ctx>(&self, d: &DeviceCx<'_, 'ctx>, name: &str, args: &[FloatValue<'ctx>]) -> Option<R<FloatValue<'ctx>>>;
+    fn math<'ctx>(
+        &self,
+        d: &DeviceCx<'_, 'ctx>,
+        name: Intrinsic,
+        args: &[FloatValue<'ctx>],
+    ) -> Option<R<FloatValue<'ctx>>>;
 }
 
 /// What a [`Device`] hook may build with.
@@ -57,7 +63,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
     }
 
     /// The device's lowering of math function `name`, when compiling a kernel.
-    pub(super) fn device_math(&self, name: &str, args: &[FloatValue<'ctx>]) -> Option<R<FloatValue<'ctx>>> {
+    pub(super) fn device_math(&self, name: Intrinsic, args: &[FloatValue<'ctx>]) -> Option<R<FloatValue<'ctx>>> {
         let dev = self.sh.device?;
         dev.math(&self.device_cx(), name, args)
     }

@@ -8,18 +8,14 @@ use inkwell::values::{BasicValue, BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use relax_ir::prim::{round_to_dtype, wrap_int};
 use relax_ir::{BinOp, Buffer, DataType, PrimExpr, PrimExprData};
+use relax_ir::{Intrinsic, TirOp};
 
-use super::types::{common, is_bit};
+use super::types::is_bit;
 use super::{Fx, R, ffi};
 use crate::error::CodegenError;
 
 /// A value and its dtype.
 pub(super) type V<'ctx> = (BasicValueEnum<'ctx>, DataType);
-
-/// The op name without its `tir.` / `tirx.` prefix.
-pub(super) fn short(op: &str) -> &str {
-    op.strip_prefix("tirx.").or_else(|| op.strip_prefix("tir.")).unwrap_or(op)
-}
 
 /// True when evaluating `e` can neither fault nor fail (no loads, no integer division
 /// by a non-constant, no `T.ret`), so both sides of a select may be computed.
@@ -32,7 +28,9 @@ pub(super) fn speculatable(pool: &relax_ir::Pool, e: PrimExpr, memo: &mut HashMa
         PrimExprData::Bin(BinOp::Div | BinOp::Mod | BinOp::FloorDiv | BinOp::FloorMod, _, b) => {
             pool.dtype(e).is_float() || pool.as_int(*b).is_some_and(|v| v != 0 && v != -1)
         }
-        PrimExprData::Call { op, .. } => !matches!(short(op), "ret" | "call_extern" | "call_packed"),
+        PrimExprData::Call { op, .. } => {
+            !matches!(op.intrinsic(), None | Some(Intrinsic::Ret | Intrinsic::CallExtern | Intrinsic::CallPureExtern))
+        }
         _ => true,
     };
     let mut r = own;
@@ -119,7 +117,10 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                 self.restore_var(var, old);
                 r
             }
-            PrimExprData::Call { dtype, op, args } => self.call(*dtype, short(op), args),
+            PrimExprData::Call { dtype, op, args } => match op {
+                TirOp::Intrinsic(i) => self.call(*dtype, *i, args),
+                TirOp::Other(name) => Err(self.err(&format!("the op `{name}` is not supported by the code generator"))),
+            },
             PrimExprData::Ramp { .. } | PrimExprData::Broadcast { .. } => {
                 Err(self.err("vector expressions are not supported by the code generator"))
             }
@@ -258,7 +259,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         let cond = self.eval_cond(c)?;
         let pool = &self.sh.f.pool;
         let mut memo = HashMap::new();
-        let dt = common(pool.dtype(t), pool.dtype(el));
+        let dt = pool.dtype(t).common(pool.dtype(el));
         if speculatable(pool, t, &mut memo) && speculatable(pool, el, &mut memo) {
             let a = self.eval_as(t, dt)?;
             let b = self.eval_as(el, dt)?;
@@ -284,7 +285,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
 
     /// A binary operator on two values.
     pub(super) fn binary(&mut self, op: BinOp, (a, ta): V<'ctx>, (b, tb): V<'ctx>) -> R<V<'ctx>> {
-        let dt = common(ta, tb);
+        let dt = ta.common(tb);
         let a = self.cast(a, ta, dt)?;
         let b = self.cast(b, tb, dt)?;
         if op.is_logical() {
@@ -323,11 +324,11 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
             BinOp::Mod => bld.build_float_rem(x, y, "fr")?,
             BinOp::FloorDiv => {
                 let q = bld.build_float_div(x, y, "fq")?;
-                self.float_fn1("floor", q)?
+                self.float_fn1(Intrinsic::Floor, q)?
             }
             BinOp::FloorMod => {
                 let q = bld.build_float_div(x, y, "fq")?;
-                let q = self.float_fn1("floor", q)?;
+                let q = self.float_fn1(Intrinsic::Floor, q)?;
                 let p = self.b.build_float_mul(q, y, "fp")?;
                 self.b.build_float_sub(x, p, "fmod")?
             }

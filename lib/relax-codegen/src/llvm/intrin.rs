@@ -5,10 +5,11 @@
 //! exact (`sqrt`, `floor`, `roundeven`, ...), or one of [`super::MATH_HELPERS`].
 
 use inkwell::attributes::{Attribute, AttributeLoc};
-use inkwell::intrinsics::Intrinsic;
+use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, FunctionValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
+use relax_ir::Intrinsic;
 use relax_ir::{DataType, PrimExpr};
 
 use super::expr::V;
@@ -19,7 +20,7 @@ use crate::error::CodegenError;
 impl<'ctx> Fx<'_, '_, 'ctx> {
     /// The declaration of an overloaded LLVM intrinsic.
     pub(super) fn llvm_intrinsic(&self, name: &str, types: &[BasicTypeEnum<'ctx>]) -> R<FunctionValue<'ctx>> {
-        Intrinsic::find(name)
+        LlvmIntrinsic::find(name)
             .and_then(|i| i.get_declaration(self.sh.module, types))
             .ok_or_else(|| CodegenError::new(format!("internal error: no LLVM intrinsic `{name}`")))
     }
@@ -54,7 +55,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
     }
 
     /// A unary float function on a `float` or `double`, without rounding.
-    pub(super) fn float_fn1(&self, name: &str, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub(super) fn float_fn1(&self, name: Intrinsic, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
         if let Some(r) = self.device_math(name, &[x]) {
             return r;
         }
@@ -75,63 +76,62 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
             Ok(self.call_value(f, &[x.into()])?.into_float_value())
         };
         match name {
-            "exp" => intrinsic("llvm.exp"),
-            "exp2" => intrinsic("llvm.exp2"),
-            "exp10" => {
+            Intrinsic::Exp => intrinsic("llvm.exp"),
+            Intrinsic::Exp2 => intrinsic("llvm.exp2"),
+            Intrinsic::Exp10 => {
                 let f = self.llvm_intrinsic("llvm.pow", &[bt])?;
                 Ok(self.call_value(f, &[ty.const_float(10.0).into(), x.into()])?.into_float_value())
             }
-            "expm1" => libm("expm1f", "expm1"),
-            "log" => intrinsic("llvm.log"),
-            "log2" => intrinsic("llvm.log2"),
-            "log10" => intrinsic("llvm.log10"),
-            "log1p" => libm("log1pf", "log1p"),
-            "sqrt" => intrinsic("llvm.sqrt"),
-            "tanh" => libm("tanhf", "tanh"),
-            "erf" => helper("erf"),
-            "fabs" | "abs" => intrinsic("llvm.fabs"),
-            "floor" => intrinsic("llvm.floor"),
-            "ceil" => intrinsic("llvm.ceil"),
-            "round" | "nearbyint" => intrinsic("llvm.roundeven"),
-            "trunc" => intrinsic("llvm.trunc"),
-            "sin" => intrinsic("llvm.sin"),
-            "cos" => intrinsic("llvm.cos"),
-            "tan" => libm("tanf", "tan"),
-            "asin" => libm("asinf", "asin"),
-            "acos" => libm("acosf", "acos"),
-            "atan" => libm("atanf", "atan"),
-            "sinh" => libm("sinhf", "sinh"),
-            "cosh" => libm("coshf", "cosh"),
-            "asinh" => helper("asinh"),
-            "acosh" => helper("acosh"),
-            "atanh" => helper("atanh"),
-            "negative" => Ok(self.b.build_float_neg(x, "neg")?),
+            Intrinsic::Expm1 => libm("expm1f", "expm1"),
+            Intrinsic::Log => intrinsic("llvm.log"),
+            Intrinsic::Log2 => intrinsic("llvm.log2"),
+            Intrinsic::Log10 => intrinsic("llvm.log10"),
+            Intrinsic::Log1p => libm("log1pf", "log1p"),
+            Intrinsic::Sqrt => intrinsic("llvm.sqrt"),
+            Intrinsic::Tanh => libm("tanhf", "tanh"),
+            Intrinsic::Erf => helper("erf"),
+            Intrinsic::Fabs | Intrinsic::Abs => intrinsic("llvm.fabs"),
+            Intrinsic::Floor => intrinsic("llvm.floor"),
+            Intrinsic::Ceil => intrinsic("llvm.ceil"),
+            Intrinsic::Round | Intrinsic::Nearbyint => intrinsic("llvm.roundeven"),
+            Intrinsic::Trunc => intrinsic("llvm.trunc"),
+            Intrinsic::Sin => intrinsic("llvm.sin"),
+            Intrinsic::Cos => intrinsic("llvm.cos"),
+            Intrinsic::Tan => libm("tanf", "tan"),
+            Intrinsic::Asin => libm("asinf", "asin"),
+            Intrinsic::Acos => libm("acosf", "acos"),
+            Intrinsic::Atan => libm("atanf", "atan"),
+            Intrinsic::Sinh => libm("sinhf", "sinh"),
+            Intrinsic::Cosh => libm("coshf", "cosh"),
+            Intrinsic::Asinh => helper("asinh"),
+            Intrinsic::Acosh => helper("acosh"),
+            Intrinsic::Atanh => helper("atanh"),
             _ => Err(self.err(&format!("the intrinsic `T.{name}` is not supported by the code generator"))),
         }
     }
 
     /// A unary float intrinsic at the precision of `t` (rounded to it).
-    fn float_unary(&self, name: &str, t: DataType, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    fn float_unary(&self, name: Intrinsic, t: DataType, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
         let ty = x.get_type();
         let one = ty.const_float(1.0);
         let r = |v: FloatValue<'ctx>| self.round_to(v, t);
         match name {
-            "rsqrt" => {
-                let s = r(self.float_fn1("sqrt", x)?)?;
+            Intrinsic::Rsqrt => {
+                let s = r(self.float_fn1(Intrinsic::Sqrt, x)?)?;
                 r(self.b.build_float_div(one, s, "rsqrt")?)
             }
-            "sigmoid" => {
+            Intrinsic::Sigmoid => {
                 let n = self.b.build_float_neg(x, "n")?;
-                let e = r(self.float_fn1("exp", n)?)?;
+                let e = r(self.float_fn1(Intrinsic::Exp, n)?)?;
                 let d = r(self.b.build_float_add(one, e, "d")?)?;
                 r(self.b.build_float_div(one, d, "sig")?)
             }
-            "tanh" if t.bits < 32 => {
+            Intrinsic::Tanh if t.bits < 32 => {
                 // Select(x >= 0, (1 - e^-2x) / (1 + e^-2x), (e^2x - 1) / (e^2x + 1)), each step rounded.
                 let pos = self.b.build_float_compare(FloatPredicate::OGE, x, ty.const_zero(), "pos")?;
                 let k = self.b.build_select(pos, ty.const_float(-2.0), ty.const_float(2.0), "k")?.into_float_value();
                 let m = r(self.b.build_float_mul(k, x, "m")?)?;
-                let e = r(self.float_fn1("exp", m)?)?;
+                let e = r(self.float_fn1(Intrinsic::Exp, m)?)?;
                 let num_p = r(self.b.build_float_sub(one, e, "np")?)?;
                 let num_n = r(self.b.build_float_sub(e, one, "nn")?)?;
                 let den = r(self.b.build_float_add(one, e, "den")?)?;
@@ -145,7 +145,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
     /// A binary float intrinsic at the precision of `t`.
     fn float_binary_fn(
         &self,
-        name: &str,
+        name: Intrinsic,
         t: DataType,
         a: FloatValue<'ctx>,
         b: FloatValue<'ctx>,
@@ -158,18 +158,20 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         let f64 = ty == self.sh.cx.f64_type();
         let args = [a.into(), b.into()];
         let v = match name {
-            "pow" => self.call_value(self.llvm_intrinsic("llvm.pow", &[bt])?, &args)?.into_float_value(),
-            "copysign" => self.call_value(self.llvm_intrinsic("llvm.copysign", &[bt])?, &args)?.into_float_value(),
-            "fmod" => self.b.build_float_rem(a, b, "fmod")?,
-            "atan2" | "hypot" => {
+            Intrinsic::Pow => self.call_value(self.llvm_intrinsic("llvm.pow", &[bt])?, &args)?.into_float_value(),
+            Intrinsic::Copysign => {
+                self.call_value(self.llvm_intrinsic("llvm.copysign", &[bt])?, &args)?.into_float_value()
+            }
+            Intrinsic::Fmod => self.b.build_float_rem(a, b, "fmod")?,
+            Intrinsic::Atan2 | Intrinsic::Hypot => {
                 let n = if f64 { name.to_string() } else { format!("{name}f") };
                 self.call_value(self.extern_fn(&n, bt, &[bt, bt], false), &args)?.into_float_value()
             }
-            "nextafter" => {
+            Intrinsic::Nextafter => {
                 let n = format!("relax_nextafter_{}", if f64 { "f64" } else { "f32" });
                 self.call_value(self.extern_fn(&n, bt, &[bt, bt], true), &args)?.into_float_value()
             }
-            "ldexp" => {
+            Intrinsic::Ldexp => {
                 // a * 2^(b as i32), as the interpreter computes it.
                 let i32t = self.sh.cx.i32_type();
                 let sat = self.llvm_intrinsic("llvm.fptosi.sat", &[i32t.into(), bt])?;
@@ -188,7 +190,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
     }
 
     /// A call expression.
-    pub(super) fn call(&mut self, dtype: DataType, op: &str, args: &[PrimExpr]) -> R<V<'ctx>> {
+    pub(super) fn call(&mut self, dtype: DataType, op: Intrinsic, args: &[PrimExpr]) -> R<V<'ctx>> {
         let arity = |n: usize| -> R<()> {
             if args.len() == n {
                 Ok(())
@@ -197,16 +199,16 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
             }
         };
         match op {
-            "if_then_else" => {
+            Intrinsic::IfThenElse => {
                 arity(3)?;
                 return self.choose(args[0], args[1], args[2]);
             }
-            "likely" | "assume" => {
+            Intrinsic::Likely | Intrinsic::Assume => {
                 arity(1)?;
                 return self.eval(args[0]);
             }
-            "tvm_storage_sync" => return Ok((self.sh.cx.i32_type().const_zero().into(), DataType::INT32)),
-            "ret" => {
+            Intrinsic::TvmStorageSync => return Ok((self.sh.cx.i32_type().const_zero().into(), DataType::INT32)),
+            Intrinsic::Ret => {
                 arity(1)?;
                 let (v, t) = self.eval(args[0])?;
                 let Some(slot) = self.ret_slot else {
@@ -216,7 +218,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                 self.b.build_store(slot, sv)?;
                 return Ok((v, t));
             }
-            "reinterpret" => {
+            Intrinsic::Reinterpret => {
                 arity(1)?;
                 let (v, t) = self.eval(args[0])?;
                 return self.reinterpret(v, t, dtype);
@@ -237,19 +239,19 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         }
     }
 
-    fn unary_intrinsic(&mut self, op: &str, dtype: DataType, (x, xt): V<'ctx>) -> R<V<'ctx>> {
+    fn unary_intrinsic(&mut self, op: Intrinsic, dtype: DataType, (x, xt): V<'ctx>) -> R<V<'ctx>> {
         let bool_ty = self.sh.cx.bool_type();
-        if matches!(op, "isnan" | "isinf" | "isfinite") {
+        if matches!(op, Intrinsic::Isnan | Intrinsic::Isinf | Intrinsic::Isfinite) {
             if !xt.is_float() {
-                return Ok((bool_ty.const_int(u64::from(op == "isfinite"), false).into(), DataType::BOOL));
+                return Ok((bool_ty.const_int(u64::from(op == Intrinsic::Isfinite), false).into(), DataType::BOOL));
             }
             let fv = x.into_float_value();
             let r = match op {
-                "isnan" => self.b.build_float_compare(FloatPredicate::UNO, fv, fv, "nan")?,
+                Intrinsic::Isnan => self.b.build_float_compare(FloatPredicate::UNO, fv, fv, "nan")?,
                 _ => {
-                    let a = self.float_fn1("fabs", fv)?;
+                    let a = self.float_fn1(Intrinsic::Fabs, fv)?;
                     let inf = fv.get_type().const_float(f64::INFINITY);
-                    let p = if op == "isinf" { FloatPredicate::OEQ } else { FloatPredicate::OLT };
+                    let p = if op == Intrinsic::Isinf { FloatPredicate::OEQ } else { FloatPredicate::OLT };
                     self.b.build_float_compare(p, a, inf, "cls")?
                 }
             };
@@ -257,7 +259,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         }
         if !xt.is_float() {
             match op {
-                "abs" | "fabs" => {
+                Intrinsic::Abs | Intrinsic::Fabs => {
                     if xt.is_signed_int() && !is_bit(xt) {
                         let iv = x.into_int_value();
                         let f = self.llvm_intrinsic("llvm.abs", &[iv.get_type().into()])?;
@@ -266,8 +268,8 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                     }
                     return Ok((x, xt));
                 }
-                "bitwise_not" => return Ok((self.b.build_not(x.into_int_value(), "bnot")?.into(), xt)),
-                "popcount" => {
+                Intrinsic::BitwiseNot => return Ok((self.b.build_not(x.into_int_value(), "bnot")?.into(), xt)),
+                Intrinsic::Popcount => {
                     let iv = x.into_int_value();
                     let f = self.llvm_intrinsic("llvm.ctpop", &[iv.get_type().into()])?;
                     let n = self.call_value(f, &[iv.into()])?;
@@ -275,7 +277,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                     let out = if dtype.is_float() || dtype.is_void() { DataType::INT32 } else { dtype };
                     return Ok((self.cast(n, DataType::INT64, out)?, out));
                 }
-                "floor" | "ceil" | "round" | "nearbyint" | "trunc" => return Ok((x, xt)),
+                Intrinsic::Floor | Intrinsic::Ceil | Intrinsic::Round | Intrinsic::Nearbyint | Intrinsic::Trunc => {
+                    return Ok((x, xt));
+                }
                 _ => {}
             }
         }
@@ -285,8 +289,17 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         Ok((self.float_unary(op, t, xv)?.into(), t))
     }
 
-    fn binary_intrinsic(&mut self, op: &str, dtype: DataType, (a, at): V<'ctx>, (b, bt): V<'ctx>) -> R<V<'ctx>> {
-        if !at.is_float() && matches!(op, "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right") {
+    fn binary_intrinsic(&mut self, op: Intrinsic, dtype: DataType, (a, at): V<'ctx>, (b, bt): V<'ctx>) -> R<V<'ctx>> {
+        if !at.is_float()
+            && matches!(
+                op,
+                Intrinsic::BitwiseAnd
+                    | Intrinsic::BitwiseOr
+                    | Intrinsic::BitwiseXor
+                    | Intrinsic::ShiftLeft
+                    | Intrinsic::ShiftRight
+            )
+        {
             return Ok((self.int_bits(op, a.into_int_value(), at, b, bt)?.into(), at));
         }
         let t = if dtype.is_float() { dtype } else { at };
@@ -301,18 +314,18 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
     /// Bitwise and shift intrinsics on integers of type `at`.
     fn int_bits(
         &self,
-        op: &str,
+        op: Intrinsic,
         a: IntValue<'ctx>,
         at: DataType,
         b: BasicValueEnum<'ctx>,
         bt: DataType,
     ) -> R<IntValue<'ctx>> {
         let bld = &self.b;
-        if op.starts_with("bitwise") {
+        if matches!(op, Intrinsic::BitwiseAnd | Intrinsic::BitwiseOr | Intrinsic::BitwiseXor) {
             let y = self.cast(b, bt, at)?.into_int_value();
             return Ok(match op {
-                "bitwise_and" => bld.build_and(a, y, "band")?,
-                "bitwise_or" => bld.build_or(a, y, "bor")?,
+                Intrinsic::BitwiseAnd => bld.build_and(a, y, "band")?,
+                Intrinsic::BitwiseOr => bld.build_or(a, y, "bor")?,
                 _ => bld.build_xor(a, y, "bxor")?,
             });
         }
@@ -322,7 +335,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         let in_range = bld.build_int_compare(IntPredicate::ULT, y, i64t.const_int(64, false), "inr")?;
         let y = bld.build_and(y, i64t.const_int(63, false), "sh")?;
         let signed = at.is_signed_int() && !is_bit(at);
-        let r = if op == "shift_left" {
+        let r = if op == Intrinsic::ShiftLeft {
             let s = bld.build_left_shift(x, y, "shl")?;
             bld.build_select(in_range, s, i64t.const_zero(), "shl")?.into_int_value()
         } else {

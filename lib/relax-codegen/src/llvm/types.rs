@@ -42,25 +42,6 @@ pub(super) fn is_half(dt: DataType) -> bool {
     dt.is_float() && dt.bits == 16
 }
 
-/// The type two operands of a binary operator are converted to (the interpreter's rule:
-/// the float one if either is a float, else the wider).
-pub(super) fn common(a: DataType, b: DataType) -> DataType {
-    if a == b {
-        return a;
-    }
-    match (a.is_float(), b.is_float()) {
-        (true, false) => a,
-        (false, true) => b,
-        _ => {
-            if b.bits > a.bits {
-                b
-            } else {
-                a
-            }
-        }
-    }
-}
-
 /// The integer type of a width of 1, 8, 16, 32 or 64 bits (64 otherwise).
 pub(super) fn int_type(cx: &inkwell::context::Context, bits: u32) -> inkwell::types::IntType<'_> {
     match bits {

@@ -23,6 +23,7 @@
 //! Results are within a few units in the last place of the interpreter's (libm's) for
 //! ordinary arguments, not bit-identical.
 
+use relax_ir::Intrinsic;
 use std::f64::consts::{FRAC_PI_2, LN_2, LN_10, LOG2_E, LOG10_2, LOG10_E, PI};
 
 use inkwell::types::{FloatType, IntType};
@@ -36,36 +37,40 @@ type R<T> = Result<T, CodegenError>;
 
 /// The expansion of `name` on `args`, or `None` when LLVM's own lowering suits NVPTX
 /// (or the name is unknown, which the CPU lowering reports).
-pub(super) fn math<'ctx>(d: &DeviceCx<'_, 'ctx>, name: &str, args: &[FloatValue<'ctx>]) -> Option<R<FloatValue<'ctx>>> {
+pub(super) fn math<'ctx>(
+    d: &DeviceCx<'_, 'ctx>,
+    name: Intrinsic,
+    args: &[FloatValue<'ctx>],
+) -> Option<R<FloatValue<'ctx>>> {
     let ty = args.first()?.get_type();
     let m = M { d, ty, wide: ty == d.cx.f64_type() };
     let r = match (name, args) {
-        ("exp", [x]) => m.exp(*x),
-        ("exp2", [x]) => m.exp2(*x),
-        ("exp10", [x]) => m.mul(*x, m.c(LN_10)).and_then(|y| m.exp(y)),
-        ("expm1", [x]) => m.expm1(*x),
-        ("log", [x]) => m.log_with(*x, LN_2, 1.0),
-        ("log2", [x]) => m.log_with(*x, 1.0, LOG2_E),
-        ("log10", [x]) => m.log_with(*x, LOG10_2, LOG10_E),
-        ("log1p", [x]) => m.log1p(*x),
-        ("sin", [x]) => m.sin_cos(*x, false),
-        ("cos", [x]) => m.sin_cos(*x, true),
-        ("tan", [x]) => m.sin_cos(*x, false).and_then(|s| m.div(s, m.sin_cos(*x, true)?)),
-        ("tanh", [x]) => m.tanh(*x),
-        ("sinh", [x]) => m.sinh(*x),
-        ("cosh", [x]) => m.cosh(*x),
-        ("asinh", [x]) => m.asinh(*x),
-        ("acosh", [x]) => m.acosh(*x),
-        ("atanh", [x]) => m.atanh(*x),
-        ("atan", [x]) => m.atan(*x),
-        ("asin", [x]) => m.asin_acos(*x, false),
-        ("acos", [x]) => m.asin_acos(*x, true),
-        ("erf", [x]) => m.erf(*x),
-        ("pow", [a, b]) => m.pow(*a, *b),
-        ("atan2", [y, x]) => m.atan2(*y, *x),
-        ("hypot", [a, b]) => m.mul(*b, *b).and_then(|bb| m.sqrt(m.fma(*a, *a, bb)?)),
-        ("ldexp", [a, b]) => m.ldexp(*a, *b),
-        ("nextafter", [a, b]) => m.nextafter(*a, *b),
+        (Intrinsic::Exp, [x]) => m.exp(*x),
+        (Intrinsic::Exp2, [x]) => m.exp2(*x),
+        (Intrinsic::Exp10, [x]) => m.mul(*x, m.c(LN_10)).and_then(|y| m.exp(y)),
+        (Intrinsic::Expm1, [x]) => m.expm1(*x),
+        (Intrinsic::Log, [x]) => m.log_with(*x, LN_2, 1.0),
+        (Intrinsic::Log2, [x]) => m.log_with(*x, 1.0, LOG2_E),
+        (Intrinsic::Log10, [x]) => m.log_with(*x, LOG10_2, LOG10_E),
+        (Intrinsic::Log1p, [x]) => m.log1p(*x),
+        (Intrinsic::Sin, [x]) => m.sin_cos(*x, false),
+        (Intrinsic::Cos, [x]) => m.sin_cos(*x, true),
+        (Intrinsic::Tan, [x]) => m.sin_cos(*x, false).and_then(|s| m.div(s, m.sin_cos(*x, true)?)),
+        (Intrinsic::Tanh, [x]) => m.tanh(*x),
+        (Intrinsic::Sinh, [x]) => m.sinh(*x),
+        (Intrinsic::Cosh, [x]) => m.cosh(*x),
+        (Intrinsic::Asinh, [x]) => m.asinh(*x),
+        (Intrinsic::Acosh, [x]) => m.acosh(*x),
+        (Intrinsic::Atanh, [x]) => m.atanh(*x),
+        (Intrinsic::Atan, [x]) => m.atan(*x),
+        (Intrinsic::Asin, [x]) => m.asin_acos(*x, false),
+        (Intrinsic::Acos, [x]) => m.asin_acos(*x, true),
+        (Intrinsic::Erf, [x]) => m.erf(*x),
+        (Intrinsic::Pow, [a, b]) => m.pow(*a, *b),
+        (Intrinsic::Atan2, [y, x]) => m.atan2(*y, *x),
+        (Intrinsic::Hypot, [a, b]) => m.mul(*b, *b).and_then(|bb| m.sqrt(m.fma(*a, *a, bb)?)),
+        (Intrinsic::Ldexp, [a, b]) => m.ldexp(*a, *b),
+        (Intrinsic::Nextafter, [a, b]) => m.nextafter(*a, *b),
         _ => return None,
     };
     Some(r)

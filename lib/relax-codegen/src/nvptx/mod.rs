@@ -26,11 +26,12 @@ mod math;
 mod tests;
 
 use inkwell::context::Context;
-use inkwell::intrinsics::Intrinsic;
+use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::module::Module as LModule;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::{AddressSpace, OptimizationLevel};
+use relax_ir::Intrinsic;
 use relax_ir::{Global, Module};
 
 use crate::error::CodegenError;
@@ -80,7 +81,7 @@ impl Device for Nvptx {
 
     fn index<'ctx>(&self, d: &DeviceCx<'_, 'ctx>, block: bool) -> Result<IntValue<'ctx>, CodegenError> {
         let name = if block { "llvm.nvvm.read.ptx.sreg.ctaid.x" } else { "llvm.nvvm.read.ptx.sreg.tid.x" };
-        let f = Intrinsic::find(name)
+        let f = LlvmIntrinsic::find(name)
             .and_then(|i| i.get_declaration(d.module, &[]))
             .ok_or_else(|| CodegenError::new(format!("internal error: no LLVM intrinsic `{name}`")))?;
         let r = d.b.build_call(f, &[], if block { "ctaid" } else { "tid" })?;
@@ -90,7 +91,7 @@ impl Device for Nvptx {
     fn math<'ctx>(
         &self,
         d: &DeviceCx<'_, 'ctx>,
-        name: &str,
+        name: Intrinsic,
         args: &[FloatValue<'ctx>],
     ) -> Option<Result<FloatValue<'ctx>, CodegenError>> {
         math::math(d, name, args)

@@ -28,7 +28,8 @@ fn eval(name: &str, wide: bool, arity: usize, args: &[[f64; 2]]) -> Vec<f64> {
         xs.push(if wide { p } else { b.build_float_trunc(p, ft, "x").expect("fptrunc") });
     }
     let d = DeviceCx { cx: &cx, module: &m, b: &b };
-    let r = super::math::math(&d, name, &xs).expect("an expansion").expect("builds");
+    let op = relax_ir::Intrinsic::from_name(name).expect("an intrinsic");
+    let r = super::math::math(&d, op, &xs).expect("an expansion").expect("builds");
     let r = if wide { r } else { b.build_float_ext(r, f64t, "r").expect("fpext") };
     b.build_return(Some(&r)).expect("ret");
     m.verify().expect("valid IR");

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use relax_ir::{BinOp, Buffer, DataType, PrimExpr, PrimExprData, PrimFunc, Span, Stmt, StmtData, SymVar, TypeCode};
+use relax_ir::{Intrinsic, TirOp};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{self, Word};
 
@@ -481,7 +482,10 @@ impl Fx<'_, '_> {
                 let t = self.ty(dt)?;
                 self.cx.b.select(t, None, c, x, y).map_err(CodegenError::from)
             }
-            PrimExprData::Call { op, args, .. } => self.call(dt, op, args),
+            PrimExprData::Call { op, args, .. } => match op {
+                TirOp::Intrinsic(i) => self.call(dt, *i, args),
+                TirOp::Other(name) => Err(self.err(format!("the op `{name}` is not supported by the SPIR-V backend"))),
+            },
             PrimExprData::Let { var, value, body } => {
                 let v = self.expr(*value)?;
                 self.ssa.insert(*var, v);
@@ -661,17 +665,17 @@ impl Fx<'_, '_> {
         r.map_err(CodegenError::from)
     }
 
-    fn call(&mut self, dt: DataType, op: &str, args: &[PrimExpr]) -> R<Word> {
-        let name = op.strip_prefix("tir.").or_else(|| op.strip_prefix("tirx.")).unwrap_or(op);
+    fn call(&mut self, dt: DataType, op: Intrinsic, args: &[PrimExpr]) -> R<Word> {
+        let name = op;
         let f = self.f;
         match name {
-            "if_then_else" if args.len() == 3 => return self.if_then_else(dt, args),
-            "likely" | "assume" if args.len() == 1 => return self.expr(args[0]),
+            Intrinsic::IfThenElse if args.len() == 3 => return self.if_then_else(dt, args),
+            Intrinsic::Likely | Intrinsic::Assume if args.len() == 1 => return self.expr(args[0]),
             _ => {}
         }
         let t = self.ty(dt)?;
         if !dt.is_float() {
-            if matches!(name, "abs" | "fabs") && args.len() == 1 && dt.is_int() {
+            if matches!(name, Intrinsic::Abs | Intrinsic::Fabs) && args.len() == 1 && dt.is_int() {
                 let x = self.expr(args[0])?;
                 let glsl = self.cx.glsl;
                 return self.cx.b.ext_inst(t, None, glsl, glsl::SABS, [Operand::IdRef(x)]).map_err(CodegenError::from);
@@ -680,9 +684,9 @@ impl Fx<'_, '_> {
                 let x = self.expr(args[0])?;
                 let bt = self.cx.b.type_bool();
                 let r = match name {
-                    "isnan" => self.cx.b.is_nan(bt, None, x),
-                    "isinf" => self.cx.b.is_inf(bt, None, x),
-                    "isfinite" => (|| {
+                    Intrinsic::Isnan => self.cx.b.is_nan(bt, None, x),
+                    Intrinsic::Isinf => self.cx.b.is_inf(bt, None, x),
+                    Intrinsic::Isfinite => (|| {
                         let n = self.cx.b.is_nan(bt, None, x)?;
                         let i = self.cx.b.is_inf(bt, None, x)?;
                         let o = self.cx.b.logical_or(bt, None, n, i)?;
@@ -696,7 +700,17 @@ impl Fx<'_, '_> {
             return Err(self.err(format!("intrinsic `{op}` is not supported by the SPIR-V backend")));
         }
         if dt.bits != 32
-            && !matches!(name, "sqrt" | "fabs" | "abs" | "floor" | "ceil" | "trunc" | "round" | "nearbyint")
+            && !matches!(
+                name,
+                Intrinsic::Sqrt
+                    | Intrinsic::Fabs
+                    | Intrinsic::Abs
+                    | Intrinsic::Floor
+                    | Intrinsic::Ceil
+                    | Intrinsic::Trunc
+                    | Intrinsic::Round
+                    | Intrinsic::Nearbyint
+            )
         {
             return Err(self.err(format!("intrinsic `{op}` on `{dt}` is not supported by the SPIR-V backend")));
         }
@@ -705,60 +719,59 @@ impl Fx<'_, '_> {
         let one = self.float_const(dt, 1.0)?;
         let unary = |fx: &mut Self, inst: u32, x: Word| fx.cx.b.ext_inst(t, None, glsl, inst, [Operand::IdRef(x)]);
         let inst1 = match name {
-            "exp" => Some(glsl::EXP),
-            "exp2" => Some(glsl::EXP2),
-            "log" => Some(glsl::LOG),
-            "log2" => Some(glsl::LOG2),
-            "sqrt" => Some(glsl::SQRT),
-            "rsqrt" => Some(glsl::INVERSE_SQRT),
-            "tanh" => Some(glsl::TANH),
-            "fabs" | "abs" => Some(glsl::FABS),
-            "floor" => Some(glsl::FLOOR),
-            "ceil" => Some(glsl::CEIL),
-            "round" | "nearbyint" => Some(glsl::ROUND_EVEN),
-            "trunc" => Some(glsl::TRUNC),
-            "sin" => Some(glsl::SIN),
-            "cos" => Some(glsl::COS),
-            "tan" => Some(glsl::TAN),
-            "asin" => Some(glsl::ASIN),
-            "acos" => Some(glsl::ACOS),
-            "atan" => Some(glsl::ATAN),
-            "sinh" => Some(glsl::SINH),
-            "cosh" => Some(glsl::COSH),
-            "asinh" => Some(glsl::ASINH),
-            "acosh" => Some(glsl::ACOSH),
-            "atanh" => Some(glsl::ATANH),
+            Intrinsic::Exp => Some(glsl::EXP),
+            Intrinsic::Exp2 => Some(glsl::EXP2),
+            Intrinsic::Log => Some(glsl::LOG),
+            Intrinsic::Log2 => Some(glsl::LOG2),
+            Intrinsic::Sqrt => Some(glsl::SQRT),
+            Intrinsic::Rsqrt => Some(glsl::INVERSE_SQRT),
+            Intrinsic::Tanh => Some(glsl::TANH),
+            Intrinsic::Fabs | Intrinsic::Abs => Some(glsl::FABS),
+            Intrinsic::Floor => Some(glsl::FLOOR),
+            Intrinsic::Ceil => Some(glsl::CEIL),
+            Intrinsic::Round | Intrinsic::Nearbyint => Some(glsl::ROUND_EVEN),
+            Intrinsic::Trunc => Some(glsl::TRUNC),
+            Intrinsic::Sin => Some(glsl::SIN),
+            Intrinsic::Cos => Some(glsl::COS),
+            Intrinsic::Tan => Some(glsl::TAN),
+            Intrinsic::Asin => Some(glsl::ASIN),
+            Intrinsic::Acos => Some(glsl::ACOS),
+            Intrinsic::Atan => Some(glsl::ATAN),
+            Intrinsic::Sinh => Some(glsl::SINH),
+            Intrinsic::Cosh => Some(glsl::COSH),
+            Intrinsic::Asinh => Some(glsl::ASINH),
+            Intrinsic::Acosh => Some(glsl::ACOSH),
+            Intrinsic::Atanh => Some(glsl::ATANH),
             _ => None,
         };
         if let (Some(inst), [x]) = (inst1, vals.as_slice()) {
             return unary(self, inst, *x).map_err(CodegenError::from);
         }
         match (name, vals.as_slice()) {
-            ("sigmoid", [x]) => {
+            (Intrinsic::Sigmoid, [x]) => {
                 let n = self.cx.b.f_negate(t, None, *x)?;
                 let e = unary(self, glsl::EXP, n)?;
                 let d = self.cx.b.f_add(t, None, one, e)?;
                 self.cx.b.f_div(t, None, one, d).map_err(CodegenError::from)
             }
-            ("negative", [x]) => self.cx.b.f_negate(t, None, *x).map_err(CodegenError::from),
-            ("log1p", [x]) => {
+            (Intrinsic::Log1p, [x]) => {
                 let s = self.cx.b.f_add(t, None, one, *x)?;
                 unary(self, glsl::LOG, s).map_err(CodegenError::from)
             }
-            ("expm1", [x]) => {
+            (Intrinsic::Expm1, [x]) => {
                 let e = unary(self, glsl::EXP, *x)?;
                 self.cx.b.f_sub(t, None, e, one).map_err(CodegenError::from)
             }
-            ("erf", [x]) => self.erf(t, dt, *x),
-            ("pow", [x, y]) => self
+            (Intrinsic::Erf, [x]) => self.erf(t, dt, *x),
+            (Intrinsic::Pow, [x, y]) => self
                 .cx
                 .b
                 .ext_inst(t, None, glsl, glsl::POW, [Operand::IdRef(*x), Operand::IdRef(*y)])
                 .map_err(CodegenError::from),
-            ("atan2", [x, y]) => {
+            (Intrinsic::Atan2, [x, y]) => {
                 Ok(self.cx.b.ext_inst(t, None, glsl, glsl::ATAN2, [Operand::IdRef(*x), Operand::IdRef(*y)])?)
             }
-            ("fmod", [x, y]) => Ok(self.cx.b.f_rem(t, None, *x, *y)?),
+            (Intrinsic::Fmod, [x, y]) => Ok(self.cx.b.f_rem(t, None, *x, *y)?),
             _ => Err(self.err(format!("intrinsic `{op}` is not supported by the SPIR-V backend"))),
         }
     }

@@ -4,6 +4,7 @@
 use super::Analyzer;
 use super::canonical::{Atom, Sum};
 use super::interval::Interval;
+use crate::intrinsic::Intrinsic;
 use crate::pool::Pool;
 use crate::prim::{BinOp, PrimExprData};
 
@@ -61,7 +62,7 @@ fn expr_bound(an: &Analyzer, pool: &Pool, e: crate::entities::PrimExpr, depth: u
         PrimExprData::Bin(BinOp::Max, a, b) => sub(*a).max(sub(*b)),
         PrimExprData::Select(_, t, f) => sub(*t).union(sub(*f)),
         PrimExprData::Cast(_, a) if pool.dtype(*a).is_int() => sub(*a),
-        PrimExprData::Call { op, args, .. } if op == "tir.if_then_else" && args.len() == 3 => {
+        PrimExprData::Call { op, args, .. } if op.is(Intrinsic::IfThenElse) && args.len() == 3 => {
             sub(args[1]).union(sub(args[2]))
         }
         _ => Interval::of_dtype(pool.dtype(e)),

@@ -4,6 +4,7 @@
 
 use crate::dtype::DataType;
 use crate::entities::Ty;
+use crate::intrinsic::Intrinsic;
 use crate::prim::{BinOp, PrimExprData};
 use crate::ty::TyData;
 
@@ -103,7 +104,7 @@ fn arange(cx: &mut OpCx<'_>) -> Result<Ty, InferError> {
             PrimExprData::Float(t, f) => cx.f.pool.float(t, f.get().ceil()),
             _ => {
                 let t = cx.f.pool.dtype(q);
-                cx.f.pool.raw(PrimExprData::Call { dtype: t, op: "tir.ceil".into(), args: vec![q] })
+                cx.f.pool.raw(PrimExprData::Call { dtype: t, op: Intrinsic::Ceil.into(), args: vec![q] })
             }
         };
         cx.f.pool.cast(DataType::INT64, c)

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use crate::arith::Analyzer;
 use crate::dtype::DataType;
 use crate::entities::PrimExpr;
+use crate::intrinsic::Intrinsic;
 use crate::pool::Pool;
 use crate::prim::{BinOp, PrimExprData};
 
@@ -19,7 +20,7 @@ pub(crate) fn if_then_else(pool: &mut Pool, cond: PrimExpr, t: PrimExpr, f: Prim
     }
     let (t, f) = pool.match_types(t, f).unwrap_or((t, f));
     let dtype = pool.dtype(t);
-    pool.raw(PrimExprData::Call { dtype, op: "tir.if_then_else".into(), args: vec![cond, t, f] })
+    pool.raw(PrimExprData::Call { dtype, op: Intrinsic::IfThenElse.into(), args: vec![cond, t, f] })
 }
 
 /// TVM's `ceildiv(a, b)` for integers: `(a + b - 1) // b`, folded.
@@ -210,7 +211,7 @@ fn compare(an: &Analyzer, pool: &mut Pool, op: BinOp, a: PrimExpr, b: PrimExpr) 
 fn is_conditional(pool: &Pool, e: PrimExpr) -> bool {
     match pool.prim(e) {
         PrimExprData::Select(..) => true,
-        PrimExprData::Call { op, args, .. } => op == "tir.if_then_else" && args.len() == 3,
+        PrimExprData::Call { op, args, .. } => op.is(Intrinsic::IfThenElse) && args.len() == 3,
         _ => false,
     }
 }

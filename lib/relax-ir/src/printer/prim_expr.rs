@@ -473,7 +473,7 @@ impl Printer<'_> {
             }
             // A reference to omitted metadata, stored as `tir.metadata("key", i)`.
             PrimExprData::Call { op, args, .. }
-                if op == "tir.metadata"
+                if op.short_name() == "metadata"
                     && matches!(
                         args.as_slice(),
                         [k, i] if matches!(self.pool.prims.get(*k), Some(PrimExprData::Str(_)))
@@ -489,7 +489,7 @@ impl Printer<'_> {
                 }
             }
             PrimExprData::Call { dtype, op, args } => {
-                let (name, loc) = tir_call_spelling(op);
+                let (name, loc) = tir_call_spelling(&op.name());
                 out.push_str("T.");
                 out.push_str(&name);
                 out.push('(');

@@ -32,6 +32,7 @@ use super::span_map::SpanKey;
 use super::tir::{TirPrinter, var_type};
 use crate::attrs::{AttrValue, Attrs};
 use crate::entities::{Buffer, PrimExpr, Stmt};
+use crate::intrinsic::Intrinsic;
 use crate::prim::PrimExprData;
 use crate::tir::{AttrNode, BlockNode, BufferRegion, ForKind, IterKind, StmtData};
 
@@ -160,9 +161,7 @@ impl TirPrinter<'_, '_> {
             }
             StmtData::Evaluate(e) => {
                 let text = match f.pool.prims.get(*e) {
-                    Some(PrimExprData::Call { op, args, .. })
-                        if super::intrinsics::strip_tir_prefix(op) == "ret" && args.len() == 1 =>
-                    {
+                    Some(PrimExprData::Call { op, args, .. }) if op.is(Intrinsic::Ret) && args.len() == 1 => {
                         format!("return {}", self.prim(args[0]))
                     }
                     Some(PrimExprData::Call { .. }) => self.prim(*e),
@@ -213,7 +212,7 @@ impl TirPrinter<'_, '_> {
         let f = self.f;
         match f.pool.prims.get(m) {
             Some(PrimExprData::Call { op, args, .. })
-                if op == "tir.assert_message"
+                if op.short_name() == "assert_message"
                     && matches!(args.first().and_then(|&k| f.pool.prims.get(k)), Some(PrimExprData::Str(_))) =>
             {
                 let kind = self.prim(args[0]);

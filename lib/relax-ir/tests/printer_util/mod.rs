@@ -88,7 +88,7 @@ pub trait PoolExt {
         self.pool().raw(PrimExprData::Bin(op, a, b))
     }
     fn call(&mut self, dtype: DataType, op: &str, args: Vec<PrimExpr>) -> PrimExpr {
-        self.pool().raw(PrimExprData::Call { dtype, op: op.to_string(), args })
+        self.pool().raw(PrimExprData::Call { dtype, op: relax_ir::TirOp::from_name(op), args })
     }
     fn ty(&mut self, t: TyData) -> Ty {
         self.pool().intern_ty(t)

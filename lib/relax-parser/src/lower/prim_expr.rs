@@ -9,6 +9,7 @@ use relax_ir::attrs::FloatBits;
 use relax_ir::prim_build::TypeMismatch;
 use relax_ir::printer::intrinsics::{DtypeLoc, tir_call_spelling, tir_op_for_spelling};
 use relax_ir::{BinOp, Buffer, DataType, Pool, PrimExpr, PrimExprData, SymVar};
+use relax_ir::{Intrinsic, TirOp};
 
 use super::{Diags, LResult};
 use crate::ast::{self, BoolOp, CmpOp, ExprKind, UnaryOp};
@@ -83,7 +84,7 @@ pub(crate) fn lower_prim(s: &mut impl PrimScope, e: &ast::Expr) -> LResult<PrimE
                 UnaryOp::Not => s.pool().not(a),
                 UnaryOp::Invert => {
                     let dtype = s.pool().dtype(a);
-                    s.pool().raw(PrimExprData::Call { dtype, op: "tir.bitwise_not".into(), args: vec![a] })
+                    s.pool().raw(PrimExprData::Call { dtype, op: Intrinsic::BitwiseNot.into(), args: vec![a] })
                 }
             })
         }
@@ -111,7 +112,11 @@ pub(crate) fn lower_prim(s: &mut impl PrimScope, e: &ast::Expr) -> LResult<PrimE
                     };
                     let (a, b) = matched(s, e.span, a, b)?;
                     let dtype = s.pool().dtype(a);
-                    return Ok(s.pool().raw(PrimExprData::Call { dtype, op: name.into(), args: vec![a, b] }));
+                    return Ok(s.pool().raw(PrimExprData::Call {
+                        dtype,
+                        op: TirOp::from_name(name),
+                        args: vec![a, b],
+                    }));
                 }
             };
             binary(s, e.span, bin, a, b)
@@ -376,7 +381,7 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
             };
             let dtype = dtype_arg(s, first)?;
             let args = rest.iter().map(|a| lower_prim(s, a)).collect::<LResult<Vec<_>>>()?;
-            Ok(s.pool().raw(PrimExprData::Call { dtype, op: format!("tir.{fname}"), args }))
+            Ok(s.pool().raw(PrimExprData::Call { dtype, op: TirOp::from_name(&format!("tir.{fname}")), args }))
         }
         "tvm_struct_get" => {
             let Some((last, init)) = call.args.split_last() else {
@@ -384,7 +389,7 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
             };
             let dtype = dtype_arg(s, last)?;
             let args = init.iter().map(|a| lower_prim(s, a)).collect::<LResult<Vec<_>>>()?;
-            Ok(s.pool().raw(PrimExprData::Call { dtype, op: "tir.tvm_struct_get".into(), args }))
+            Ok(s.pool().raw(PrimExprData::Call { dtype, op: relax_ir::TirOp::from_name("tir.tvm_struct_get"), args }))
         }
         "int64" | "int32" => unreachable!("handled as dtypes"),
         // Other intrinsics that print their result dtype as the first or last argument
@@ -401,7 +406,7 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
             }
             let dtype = dtype_arg(s, dt)?;
             let args = rest.iter().map(|a| lower_prim(s, a)).collect::<LResult<Vec<_>>>()?;
-            Ok(s.pool().raw(PrimExprData::Call { dtype, op: format!("tir.{op}"), args }))
+            Ok(s.pool().raw(PrimExprData::Call { dtype, op: TirOp::from_name(&format!("tir.{op}")), args }))
         }
         _ => {
             if !call.keywords.is_empty() {
@@ -424,7 +429,7 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
             } else {
                 s.pool().dtype(args[0])
             };
-            Ok(s.pool().raw(PrimExprData::Call { dtype, op: format!("tir.{fname}"), args }))
+            Ok(s.pool().raw(PrimExprData::Call { dtype, op: TirOp::from_name(&format!("tir.{fname}")), args }))
         }
     }
 }

@@ -70,7 +70,7 @@ fn attention(k: &KernelArgs<'_>) -> RunResult<Value> {
     };
     let (qv, kv, vv) = (q.scalars(), kt.scalars(), v.scalars());
     let (qs, ks, vs) = (row_major_strides(&q.shape), row_major_strides(&kt.shape), row_major_strides(&v.shape));
-    let divisor = unary_rule("sqrt", Scalar::int(DataType::INT64, dim).cast(t))?;
+    let divisor = unary_rule(ops::SQRT, Scalar::int(DataType::INT64, dim).cast(t))?;
     let zero = Scalar::float(t, 0.0);
     let mut out = vec![zero; (batch * seq * heads * dim_v).max(0) as usize];
     let os = row_major_strides(&[batch, seq, heads, dim_v]);
@@ -107,7 +107,7 @@ fn attention(k: &KernelArgs<'_>) -> RunResult<Value> {
                 }
                 let mut sum = zero;
                 for j in 0..seq_kv {
-                    let e = unary_rule("exp", bin(BinOp::Sub, p[j as usize], max)?)?;
+                    let e = unary_rule(ops::EXP, bin(BinOp::Sub, p[j as usize], max)?)?;
                     p[j as usize] = if keep(j) { e } else { zero };
                     sum = bin(BinOp::Add, sum, p[j as usize])?;
                 }

@@ -6,7 +6,7 @@
 //! interpreter's scalar semantics.
 
 use relax_ir::op::{OpId, ops};
-use relax_ir::{BinOp, DataType};
+use relax_ir::{BinOp, DataType, Intrinsic};
 
 use super::{Kernel, KernelArgs};
 use crate::error::{RunError, RunResult};
@@ -95,38 +95,72 @@ fn bin(op: BinOp, a: Scalar, b: Scalar) -> RunResult<Scalar> {
     binary(op, a, b).map_err(RunError::new)
 }
 
-fn call1(name: &str, x: Scalar) -> RunResult<Scalar> {
-    intrinsic(name, x.dtype(), &[x]).ok_or_else(|| RunError::new(format!("`{name}` of {}", x.dtype())))
+fn call1(name: Intrinsic, x: Scalar) -> RunResult<Scalar> {
+    intrinsic(name, x.dtype(), &[x]).ok_or_else(|| RunError::new(format!("`{}` of {}", name.name(), x.dtype())))
+}
+
+/// The TIR intrinsic a unary math op computes (its TOPI compute is one call of it).
+const fn math_intrinsic(id: OpId) -> Option<Intrinsic> {
+    Some(match id {
+        ops::ACOS => Intrinsic::Acos,
+        ops::ACOSH => Intrinsic::Acosh,
+        ops::ASIN => Intrinsic::Asin,
+        ops::ASINH => Intrinsic::Asinh,
+        ops::ATAN => Intrinsic::Atan,
+        ops::ATANH => Intrinsic::Atanh,
+        ops::CEIL => Intrinsic::Ceil,
+        ops::COS => Intrinsic::Cos,
+        ops::COSH => Intrinsic::Cosh,
+        ops::ERF => Intrinsic::Erf,
+        ops::EXP => Intrinsic::Exp,
+        ops::FLOOR => Intrinsic::Floor,
+        ops::LOG => Intrinsic::Log,
+        ops::RSQRT => Intrinsic::Rsqrt,
+        ops::SIGMOID => Intrinsic::Sigmoid,
+        ops::SIN => Intrinsic::Sin,
+        ops::SINH => Intrinsic::Sinh,
+        ops::SQRT => Intrinsic::Sqrt,
+        ops::TAN => Intrinsic::Tan,
+        ops::TANH => Intrinsic::Tanh,
+        ops::TRUNC => Intrinsic::Trunc,
+        _ => return None,
+    })
+}
+
+/// `call1` of the intrinsic of a unary math op.
+fn math1(op: OpId, x: Scalar) -> RunResult<Scalar> {
+    let i = math_intrinsic(op).ok_or_else(|| RunError::new(format!("unknown unary op `{}`", op.name())))?;
+    call1(i, x)
 }
 
 /// The scalar rule of a unary op.
-pub fn unary_rule(name: &str, x: Scalar) -> RunResult<Scalar> {
+pub fn unary_rule(name: OpId, x: Scalar) -> RunResult<Scalar> {
     let t = x.dtype();
     Ok(match name {
-        "abs" if t.is_uint() || t.is_bool() => x,
-        "abs" if t.is_int() => {
+        ops::ABS if t.is_uint() || t.is_bool() => x,
+        ops::ABS if t.is_int() => {
             if x.as_i64() >= 0 {
                 x
             } else {
                 Scalar::int(t, x.as_i64().wrapping_neg())
             }
         }
-        "abs" => call1("fabs", x)?,
-        "ceil" | "floor" | "trunc" | "round" if !t.is_float() => x,
-        "round" => call1("nearbyint", x)?,
-        "isnan" | "isinf" | "isfinite" => {
+        ops::ABS => call1(Intrinsic::Fabs, x)?,
+        ops::CEIL | ops::FLOOR | ops::TRUNC | ops::ROUND if !t.is_float() => x,
+        ops::ROUND => call1(Intrinsic::Nearbyint, x)?,
+        ops::ISNAN | ops::ISINF | ops::ISFINITE => {
             let v = x.as_f64();
             Scalar::bool(match name {
-                "isnan" => t.is_float() && v.is_nan(),
-                "isinf" => t.is_float() && v.is_infinite(),
+                ops::ISNAN => t.is_float() && v.is_nan(),
+                ops::ISINF => t.is_float() && v.is_infinite(),
                 _ => !t.is_float() || v.is_finite(),
             })
         }
-        "log" | "sqrt" | "rsqrt" if !t.is_float() => call1(name, x.cast(DataType::FLOAT32))?,
-        "negative" => bin(BinOp::Mul, x, Scalar::int(t, -1))?,
-        "logical_not" => Scalar::bool(!x.is_true()),
-        "bitwise_not" => Scalar::int(t, !x.as_i64()),
-        "sign" => {
+        ops::LOG | ops::SQRT | ops::RSQRT if !t.is_float() => math1(name, x.cast(DataType::FLOAT32))?,
+        ops::NEGATIVE => bin(BinOp::Mul, x, Scalar::int(t, -1))?,
+        ops::LOGICAL_NOT => Scalar::bool(!x.is_true()),
+        ops::BITWISE_NOT => Scalar::int(t, !x.as_i64()),
+        ops::SIGN => {
             let z = Scalar::int(t, 0);
             if bin(BinOp::Gt, x, z)?.is_true() {
                 Scalar::int(t, 1)
@@ -136,28 +170,28 @@ pub fn unary_rule(name: &str, x: Scalar) -> RunResult<Scalar> {
                 z
             }
         }
-        "square" => bin(BinOp::Mul, x, x)?,
-        "nn.relu" => bin(BinOp::Max, x, Scalar::int(t, 0))?,
-        "nn.silu" => bin(BinOp::Mul, x, call1("sigmoid", x)?)?,
-        "nn.gelu" => {
+        ops::SQUARE => bin(BinOp::Mul, x, x)?,
+        ops::NN_RELU => bin(BinOp::Max, x, Scalar::int(t, 0))?,
+        ops::NN_SILU => bin(BinOp::Mul, x, call1(Intrinsic::Sigmoid, x)?)?,
+        ops::NN_GELU => {
             let a = bin(BinOp::Mul, x, fconst(t, 0.5f64.sqrt()))?;
-            let e = call1("erf", a)?;
+            let e = call1(Intrinsic::Erf, a)?;
             let eh = bin(BinOp::Mul, e, fconst(t, 0.5))?;
             let s = bin(BinOp::Add, fconst(t, 0.5), eh)?;
             bin(BinOp::Mul, x, s)?
         }
-        "nn.gelu_tanh" => {
+        ops::NN_GELU_TANH => {
             let a = bin(BinOp::Mul, fconst(t, 0.5), x)?;
             let b = bin(BinOp::Mul, fconst(t, (2.0 / std::f64::consts::PI).sqrt()), x)?;
             let c = bin(BinOp::Mul, fconst(t, 0.044715), x)?;
             let d = bin(BinOp::Mul, c, x)?;
             let e = bin(BinOp::Add, Scalar::int(t, 1), d)?;
             let f = bin(BinOp::Mul, b, e)?;
-            let g = call1("tanh", f)?;
+            let g = call1(Intrinsic::Tanh, f)?;
             let h = bin(BinOp::Add, fconst(t, 1.0), g)?;
             bin(BinOp::Mul, a, h)?
         }
-        other => call1(other, x)?,
+        other => math1(other, x)?,
     })
 }
 
@@ -172,11 +206,11 @@ pub fn map(x: &Tensor, out: DataType, mut f: impl FnMut(Scalar) -> RunResult<Sca
 }
 
 fn unary(k: &KernelArgs<'_>) -> RunResult<Value> {
-    let name = k.call_name();
+    let name = k.op;
     let x = k.tensor(0)?;
     let out = match name {
-        "isnan" | "isinf" | "isfinite" | "logical_not" => DataType::BOOL,
-        "log" | "sqrt" | "rsqrt" if !x.dtype.is_float() => DataType::FLOAT32,
+        ops::ISNAN | ops::ISINF | ops::ISFINITE | ops::LOGICAL_NOT => DataType::BOOL,
+        ops::LOG | ops::SQRT | ops::RSQRT if !x.dtype.is_float() => DataType::FLOAT32,
         _ => x.dtype,
     };
     Ok(Value::Tensor(map(x, out, |v| unary_rule(name, v))?))
@@ -252,47 +286,51 @@ pub fn for_each(
 }
 
 /// The scalar rule of a binary op.
-pub fn binary_rule(name: &str, a: Scalar, b: Scalar) -> RunResult<Scalar> {
+pub fn binary_rule(name: OpId, a: Scalar, b: Scalar) -> RunResult<Scalar> {
     let int = !a.dtype().is_float();
     Ok(match name {
-        "add" => bin(BinOp::Add, a, b)?,
-        "subtract" => bin(BinOp::Sub, a, b)?,
-        "multiply" => bin(BinOp::Mul, a, b)?,
-        "divide" => bin(BinOp::Div, a, b)?,
-        "floor_divide" if int => bin(BinOp::FloorDiv, a, b)?,
-        "floor_divide" => call1("floor", bin(BinOp::Div, a, b)?)?,
-        "mod" => bin(BinOp::Mod, a, b)?,
-        "floor_mod" if int => bin(BinOp::FloorMod, a, b)?,
-        "floor_mod" => {
-            let q = call1("floor", bin(BinOp::Div, a, b)?)?;
+        ops::ADD => bin(BinOp::Add, a, b)?,
+        ops::SUBTRACT => bin(BinOp::Sub, a, b)?,
+        ops::MULTIPLY => bin(BinOp::Mul, a, b)?,
+        ops::DIVIDE => bin(BinOp::Div, a, b)?,
+        ops::FLOOR_DIVIDE if int => bin(BinOp::FloorDiv, a, b)?,
+        ops::FLOOR_DIVIDE => call1(Intrinsic::Floor, bin(BinOp::Div, a, b)?)?,
+        ops::MOD => bin(BinOp::Mod, a, b)?,
+        ops::FLOOR_MOD if int => bin(BinOp::FloorMod, a, b)?,
+        ops::FLOOR_MOD => {
+            let q = call1(Intrinsic::Floor, bin(BinOp::Div, a, b)?)?;
             bin(BinOp::Sub, a, bin(BinOp::Mul, q, b)?)?
         }
-        "power" | "atan2" => {
-            let op = if name == "power" { "pow" } else { "atan2" };
-            intrinsic(op, a.dtype(), &[a, b]).ok_or_else(|| RunError::new(format!("`{op}` of {}", a.dtype())))?
+        ops::POWER | ops::ATAN2 => {
+            let op = if name == ops::POWER { Intrinsic::Pow } else { Intrinsic::Atan2 };
+            intrinsic(op, a.dtype(), &[a, b])
+                .ok_or_else(|| RunError::new(format!("`{}` of {}", op.name(), a.dtype())))?
         }
-        "log_add_exp" => call1("log", bin(BinOp::Add, call1("exp", a)?, call1("exp", b)?)?)?,
-        "maximum" => bin(BinOp::Max, a, b)?,
-        "minimum" => bin(BinOp::Min, a, b)?,
-        "equal" => bin(BinOp::Eq, a, b)?,
-        "not_equal" => bin(BinOp::Ne, a, b)?,
-        "less" => bin(BinOp::Lt, a, b)?,
-        "less_equal" => bin(BinOp::Le, a, b)?,
-        "greater" => bin(BinOp::Gt, a, b)?,
-        "greater_equal" => bin(BinOp::Ge, a, b)?,
-        "logical_and" => bin(BinOp::And, a, b)?,
-        "logical_or" => bin(BinOp::Or, a, b)?,
-        "logical_xor" | "bitwise_xor" => int_op("bitwise_xor", a, b)?,
-        "bitwise_and" | "bitwise_or" => int_op(name, a, b)?,
-        "left_shift" => int_op("shift_left", a, b)?,
-        "right_shift" => int_op("shift_right", a, b)?,
-        other => return Err(RunError::new(format!("unknown binary op `{other}`"))),
+        ops::LOG_ADD_EXP => {
+            call1(Intrinsic::Log, bin(BinOp::Add, call1(Intrinsic::Exp, a)?, call1(Intrinsic::Exp, b)?)?)?
+        }
+        ops::MAXIMUM => bin(BinOp::Max, a, b)?,
+        ops::MINIMUM => bin(BinOp::Min, a, b)?,
+        ops::EQUAL => bin(BinOp::Eq, a, b)?,
+        ops::NOT_EQUAL => bin(BinOp::Ne, a, b)?,
+        ops::LESS => bin(BinOp::Lt, a, b)?,
+        ops::LESS_EQUAL => bin(BinOp::Le, a, b)?,
+        ops::GREATER => bin(BinOp::Gt, a, b)?,
+        ops::GREATER_EQUAL => bin(BinOp::Ge, a, b)?,
+        ops::LOGICAL_AND => bin(BinOp::And, a, b)?,
+        ops::LOGICAL_OR => bin(BinOp::Or, a, b)?,
+        ops::LOGICAL_XOR | ops::BITWISE_XOR => int_op(Intrinsic::BitwiseXor, a, b)?,
+        ops::BITWISE_AND => int_op(Intrinsic::BitwiseAnd, a, b)?,
+        ops::BITWISE_OR => int_op(Intrinsic::BitwiseOr, a, b)?,
+        ops::LEFT_SHIFT => int_op(Intrinsic::ShiftLeft, a, b)?,
+        ops::RIGHT_SHIFT => int_op(Intrinsic::ShiftRight, a, b)?,
+        other => return Err(RunError::new(format!("unknown binary op `{}`", other.name()))),
     })
 }
 
-fn int_op(name: &str, a: Scalar, b: Scalar) -> RunResult<Scalar> {
+fn int_op(name: Intrinsic, a: Scalar, b: Scalar) -> RunResult<Scalar> {
     crate::math::int_binary(name, a, b.cast(a.dtype()))
-        .ok_or_else(|| RunError::new(format!("`{name}` of {}", a.dtype())))
+        .ok_or_else(|| RunError::new(format!("`{}` of {}", name.name(), a.dtype())))
 }
 
 /// Broadcasts `f` over two tensors.
@@ -314,12 +352,19 @@ pub fn broadcast2(
 }
 
 fn binary_op(k: &KernelArgs<'_>) -> RunResult<Value> {
-    let name = k.call_name();
+    let name = k.op;
     let a = k.tensor(0)?;
     let b = k.tensor(1)?;
     let compare = matches!(
         name,
-        "equal" | "not_equal" | "less" | "less_equal" | "greater" | "greater_equal" | "logical_and" | "logical_or"
+        ops::EQUAL
+            | ops::NOT_EQUAL
+            | ops::LESS
+            | ops::LESS_EQUAL
+            | ops::GREATER
+            | ops::GREATER_EQUAL
+            | ops::LOGICAL_AND
+            | ops::LOGICAL_OR
     );
     let out = if compare { DataType::BOOL } else { a.dtype };
     Ok(Value::Tensor(broadcast2(a, b, out, |x, y| binary_rule(name, x, y))?))

@@ -65,14 +65,14 @@ fn softmax(k: &KernelArgs<'_>) -> RunResult<Value> {
     let axes = [axis];
     let max = reduce(x, &axes, true, t, min_value(t), |a, v, _| bin(BinOp::Max, a, v))?;
     if k.op == ops::NN_LOG_SOFTMAX {
-        let exp = with_reduced(x, &[&max], &axes, t, |v, r| unary_rule("exp", bin(BinOp::Sub, v, r[0])?))?;
+        let exp = with_reduced(x, &[&max], &axes, t, |v, r| unary_rule(ops::EXP, bin(BinOp::Sub, v, r[0])?))?;
         let expsum = reduce(&exp, &axes, true, t, Scalar::int(t, 0), |a, v, _| bin(BinOp::Add, a, v))?;
         let r = with_reduced(x, &[&max, &expsum], &axes, t, |v, r| {
-            bin(BinOp::Sub, bin(BinOp::Sub, v, r[0])?, unary_rule("log", r[1])?)
+            bin(BinOp::Sub, bin(BinOp::Sub, v, r[0])?, unary_rule(ops::LOG, r[1])?)
         })?;
         return Ok(Value::Tensor(r));
     }
-    let exp = with_reduced(x, &[&max], &axes, t, |v, r| unary_rule("exp", bin(BinOp::Sub, v, r[0])?))?;
+    let exp = with_reduced(x, &[&max], &axes, t, |v, r| unary_rule(ops::EXP, bin(BinOp::Sub, v, r[0])?))?;
     let expsum = reduce(&exp, &axes, true, t, Scalar::int(t, 0), |a, v, _| bin(BinOp::Add, a, v))?;
     let r = with_reduced(&exp, &[&expsum], &axes, t, |v, r| bin(BinOp::Div, v, r[0]))?;
     Ok(Value::Tensor(r))
@@ -127,7 +127,7 @@ fn rms_norm(k: &KernelArgs<'_>) -> RunResult<Value> {
         extent = bin(BinOp::Mul, extent, Scalar::int(DataType::INT64, x.shape[a]))?;
     }
     let rs = super::elementwise::map(&sum, f32t, |v| {
-        unary_rule("rsqrt", bin(BinOp::Add, bin(BinOp::Div, v, extent)?, eps)?)
+        unary_rule(ops::RSQRT, bin(BinOp::Add, bin(BinOp::Div, v, extent)?, eps)?)
     })?;
     let mut i = 0;
     let norm = with_reduced(&xf, &[&rs], &axes, f32t, |v, r| {
@@ -165,7 +165,7 @@ fn layer_norm(k: &KernelArgs<'_>) -> RunResult<Value> {
     let r = with_reduced(x, &[&mean, &var_sum], &axes, t, |v, r| {
         let var = bin(BinOp::Div, r[1], extent)?;
         let d = bin(BinOp::Sub, v, r[0])?;
-        let rs = unary_rule("rsqrt", bin(BinOp::Add, var, eps)?)?;
+        let rs = unary_rule(ops::RSQRT, bin(BinOp::Add, var, eps)?)?;
         let mut ln = bin(BinOp::Mul, d, rs)?;
         if f16 {
             ln = ln.cast(DataType::FLOAT16);

@@ -92,7 +92,7 @@ fn batch_norm(k: &KernelArgs<'_>) -> RunResult<Value> {
         (moving_mean.clone(), moving_var.clone())
     };
     let sd: Vec<Scalar> =
-        var.iter().map(|&v| unary_rule("sqrt", bin(BinOp::Add, v, eps)?)).collect::<RunResult<_>>()?;
+        var.iter().map(|&v| unary_rule(ops::SQRT, bin(BinOp::Add, v, eps)?)).collect::<RunResult<_>>()?;
     let mut out = Vec::with_capacity(xv.len());
     for (&v, &ch) in xv.iter().zip(&chan) {
         let mut y = bin(BinOp::Div, bin(BinOp::Sub, v, mean[ch])?, sd[ch])?;
@@ -161,7 +161,7 @@ fn normalize(
         let mean = bin(BinOp::Div, s[g], extent)?;
         let ex2 = bin(BinOp::Div, s2[g], extent)?;
         let var = bin(BinOp::Sub, ex2, bin(BinOp::Mul, mean, mean)?)?;
-        let r = unary_rule("rsqrt", bin(BinOp::Add, var, eps)?)?;
+        let r = unary_rule(ops::RSQRT, bin(BinOp::Add, var, eps)?)?;
         let y = bin(BinOp::Mul, bin(BinOp::Sub, v, mean)?, r)?;
         let ch = affine[i];
         out.push(bin(BinOp::Add, bin(BinOp::Mul, y, gamma[ch])?, beta[ch])?);

@@ -27,7 +27,7 @@ pub const fn lookup(id: OpId) -> Option<Kernel> {
         ops::STD => |k| {
             let (x, axes, keep) = args(k)?;
             let v = variance(&x, &axes, keep)?;
-            Ok(Value::Tensor(super::elementwise::map(&v, v.dtype, |s| super::elementwise::unary_rule("sqrt", s))?))
+            Ok(Value::Tensor(super::elementwise::map(&v, v.dtype, |s| super::elementwise::unary_rule(ops::SQRT, s))?))
         },
         ops::ARGMAX | ops::ARGMIN => arg_reduce,
         _ => return None,
@@ -156,8 +156,8 @@ pub fn mean(x: &Tensor, axes: &[usize], keep: bool) -> RunResult<Tensor> {
 /// `_te_variance`: `mean((x - mean(x, keepdims=True))^2)`.
 pub fn variance(x: &Tensor, axes: &[usize], keep: bool) -> RunResult<Tensor> {
     let m = mean(x, axes, true)?;
-    let dev = broadcast2(x, &m, x.dtype, |a, b| binary_rule("subtract", a, b))?;
-    let sq = broadcast2(&dev, &dev, x.dtype, |a, b| binary_rule("multiply", a, b))?;
+    let dev = broadcast2(x, &m, x.dtype, |a, b| binary_rule(ops::SUBTRACT, a, b))?;
+    let sq = broadcast2(&dev, &dev, x.dtype, |a, b| binary_rule(ops::MULTIPLY, a, b))?;
     mean(&sq, axes, keep)
 }
 

@@ -2,6 +2,7 @@
 //! of the TIR expressions of shapes and prim values over them.
 
 use relax_entity::EntityRef;
+use relax_ir::Intrinsic;
 use relax_ir::{PrimExpr, PrimExprData, SymVar};
 
 use crate::error::{RunError, RunResult};
@@ -73,8 +74,10 @@ fn eval_inner(pool: &relax_ir::Pool, e: PrimExpr, syms: &Syms) -> RunResult<Scal
             eval_sym(pool, *body, &inner)
         }
         PrimExprData::Call { dtype, op, args } => {
-            let short = op.strip_prefix("tirx.").or_else(|| op.strip_prefix("tir.")).unwrap_or(op);
-            if short == "if_then_else" && args.len() == 3 {
+            let Some(intrinsic) = op.intrinsic() else {
+                return Err(RunError::new(format!("the op `{op}` cannot be evaluated here")));
+            };
+            if intrinsic == Intrinsic::IfThenElse && args.len() == 3 {
                 return if eval_sym(pool, args[0], syms)?.is_true() {
                     eval_sym(pool, args[1], syms)
                 } else {
@@ -85,11 +88,12 @@ fn eval_inner(pool: &relax_ir::Pool, e: PrimExpr, syms: &Syms) -> RunResult<Scal
             for &a in args {
                 vals.push(eval_sym(pool, a, syms)?);
             }
-            if short == "likely" && vals.len() == 1 {
+            if intrinsic == Intrinsic::Likely && vals.len() == 1 {
                 return Ok(vals[0]);
             }
-            crate::tir::intrinsic(short, *dtype, &vals)
-                .ok_or_else(|| RunError::new(format!("the intrinsic `T.{short}` cannot be evaluated here")))
+            crate::tir::intrinsic(intrinsic, *dtype, &vals).ok_or_else(|| {
+                RunError::new(format!("the intrinsic `T.{}` cannot be evaluated here", intrinsic.name()))
+            })
         }
         _ => Err(RunError::new("this expression cannot be evaluated in a Relax function")),
     }

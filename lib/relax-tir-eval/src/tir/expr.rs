@@ -1,18 +1,13 @@
 //! Evaluation of TIR expressions.
 
 use relax_entity::EntityRef;
-use relax_ir::{DataType, PrimExpr, PrimExprData};
+use relax_ir::{DataType, Intrinsic, PrimExpr, PrimExprData, TirOp};
 
 use super::{Frame, grow};
 use crate::error::{RunError, RunResult};
 use crate::math;
 use crate::scalar::{Scalar, binary, round_float};
 use crate::value::{load, store};
-
-/// The op name without its `tir.` / `tirx.` prefix.
-fn short(op: &str) -> &str {
-    op.strip_prefix("tirx.").or_else(|| op.strip_prefix("tir.")).unwrap_or(op)
-}
 
 /// The value of a literal.
 pub fn literal(data: &PrimExprData) -> Option<Scalar> {
@@ -25,15 +20,16 @@ pub fn literal(data: &PrimExprData) -> Option<Scalar> {
     })
 }
 
-impl Frame<'_> {
+impl<'a> Frame<'a> {
     /// Evaluates an expression.
     pub fn eval(&mut self, e: PrimExpr) -> RunResult<Scalar> {
         grow(|| self.eval_inner(e))
     }
 
     fn eval_inner(&mut self, e: PrimExpr) -> RunResult<Scalar> {
-        let pool = &self.f.pool;
-        match pool.prim(e) {
+        // The function outlives the frame's borrow: nodes are read in place, not cloned.
+        let f: &'a relax_ir::PrimFunc = self.f;
+        match f.pool.prim(e) {
             d @ (PrimExprData::Int(..) | PrimExprData::Float(..)) => Ok(literal(d).expect("a literal")),
             PrimExprData::Var(v) => self.vars[v.index()].ok_or_else(|| {
                 RunError::new(format!(
@@ -43,21 +39,18 @@ impl Frame<'_> {
                 ))
             }),
             PrimExprData::Load { buffer, indices, dtype } => {
-                let (buffer, dtype) = (*buffer, *dtype);
                 if dtype.is_vector() {
                     return Err(self.unsupported("vector loads"));
                 }
-                let indices = indices.clone();
                 let mut idx = Vec::with_capacity(indices.len());
-                for i in indices {
+                for &i in indices {
                     idx.push(self.eval(i)?.as_i64());
                 }
-                let (view, at) = self.address(buffer, &idx)?;
+                let (view, at) = self.address(*buffer, &idx)?;
                 let b = view.data.borrow();
                 Ok(load(&b, at, view.dtype))
             }
-            PrimExprData::Bin(op, a, b) => {
-                let (op, a, b) = (*op, *a, *b);
+            &PrimExprData::Bin(op, a, b) => {
                 let x = self.eval(a)?;
                 if op == relax_ir::BinOp::And && !x.is_true() {
                     return Ok(Scalar::bool(false));
@@ -68,28 +61,27 @@ impl Frame<'_> {
                 let y = self.eval(b)?;
                 binary(op, x, y).map_err(|m| RunError::new(format!("PrimFunc `{}`: {m}", self.name)))
             }
-            PrimExprData::Not(a) => {
-                let a = *a;
-                Ok(Scalar::bool(!self.eval(a)?.is_true()))
+            &PrimExprData::Not(a) => Ok(Scalar::bool(!self.eval(a)?.is_true())),
+            &PrimExprData::Cast(t, a) => Ok(self.eval(a)?.cast(t)),
+            &PrimExprData::Select(c, t, e) => {
+                if self.eval(c)?.is_true() {
+                    self.eval(t)
+                } else {
+                    self.eval(e)
+                }
             }
-            PrimExprData::Cast(t, a) => {
-                let (t, a) = (*t, *a);
-                Ok(self.eval(a)?.cast(t))
-            }
-            PrimExprData::Select(c, t, f) => {
-                let (c, t, f) = (*c, *t, *f);
-                if self.eval(c)?.is_true() { self.eval(t) } else { self.eval(f) }
-            }
-            PrimExprData::Let { var, value, body } => {
-                let (var, value, body) = (*var, *value, *body);
+            &PrimExprData::Let { var, value, body } => {
                 let v = self.eval(value)?;
                 self.set_var(var, v);
                 self.eval(body)
             }
-            PrimExprData::Call { dtype, op, args } => {
-                let (dtype, op, args) = (*dtype, op.clone(), args.clone());
-                self.call(dtype, short(&op), &args)
-            }
+            PrimExprData::Call { dtype, op, args } => match op {
+                TirOp::Intrinsic(i) => self.call(*dtype, *i, args),
+                TirOp::Other(name) => Err(RunError::new(format!(
+                    "PrimFunc `{}`: the op `{name}` is not supported by the interpreter",
+                    self.name
+                ))),
+            },
             PrimExprData::Str(_) => Err(self.unsupported("string values")),
             PrimExprData::Ramp { .. } | PrimExprData::Broadcast { .. } => Err(self.unsupported("vector expressions")),
         }
@@ -99,33 +91,33 @@ impl Frame<'_> {
         RunError::new(format!("PrimFunc `{}`: {what} are not supported by the interpreter", self.name))
     }
 
-    fn call(&mut self, dtype: DataType, op: &str, args: &[PrimExpr]) -> RunResult<Scalar> {
+    fn call(&mut self, dtype: DataType, op: Intrinsic, args: &[PrimExpr]) -> RunResult<Scalar> {
         let arity = |n: usize| -> RunResult<()> {
             if args.len() == n {
                 Ok(())
             } else {
-                Err(RunError::new(format!("intrinsic `T.{op}` takes {n} arguments, got {}", args.len())))
+                Err(RunError::new(format!("intrinsic `T.{}` takes {n} arguments, got {}", op.name(), args.len())))
             }
         };
         match op {
-            "if_then_else" => {
+            Intrinsic::IfThenElse => {
                 arity(3)?;
                 return if self.eval(args[0])?.is_true() { self.eval(args[1]) } else { self.eval(args[2]) };
             }
-            "likely" | "assume" => {
+            Intrinsic::Likely | Intrinsic::Assume => {
                 arity(1)?;
                 return self.eval(args[0]);
             }
-            "tvm_storage_sync" => {
+            Intrinsic::TvmStorageSync => {
                 return Ok(Scalar::Int(0, DataType::INT32));
             }
-            "ret" => {
+            Intrinsic::Ret => {
                 arity(1)?;
                 let v = self.eval(args[0])?;
                 self.ret = Some(v);
                 return Ok(v);
             }
-            "reinterpret" => {
+            Intrinsic::Reinterpret => {
                 arity(1)?;
                 let v = self.eval(args[0])?;
                 let mut bytes = [0u8; 8];
@@ -140,30 +132,34 @@ impl Frame<'_> {
         }
         intrinsic(op, dtype, &vals).ok_or_else(|| {
             RunError::new(format!(
-                "PrimFunc `{}`: the intrinsic `T.{op}` with {} arguments is not supported by the interpreter",
+                "PrimFunc `{}`: the intrinsic `T.{}` with {} arguments is not supported by the interpreter",
                 self.name,
+                op.name(),
                 args.len()
             ))
         })
     }
 }
 
-/// Evaluates a pure intrinsic on evaluated arguments; `None` when unknown.
-pub fn intrinsic(op: &str, dtype: DataType, vals: &[Scalar]) -> Option<Scalar> {
+/// Evaluates a pure intrinsic on evaluated arguments; `None` when it is not a pure
+/// function of its arguments of this arity.
+pub fn intrinsic(op: Intrinsic, dtype: DataType, vals: &[Scalar]) -> Option<Scalar> {
     match vals {
         [x] => {
             let x = *x;
             if let Some(b) = math::float_class(op, x.as_f64()) {
-                return Some(Scalar::bool(x.is_float() && b || (op == "isfinite" && !x.is_float())));
+                return Some(Scalar::bool(x.is_float() && b || (op == Intrinsic::Isfinite && !x.is_float())));
             }
             if !x.is_float() {
                 match op {
-                    "abs" | "fabs" => return Some(Scalar::int(x.dtype(), x.as_i128().abs() as i64)),
-                    "bitwise_not" => return Some(Scalar::int(x.dtype(), !x.as_i64())),
-                    "popcount" => {
+                    Intrinsic::Abs | Intrinsic::Fabs => return Some(Scalar::int(x.dtype(), x.as_i128().abs() as i64)),
+                    Intrinsic::BitwiseNot => return Some(Scalar::int(x.dtype(), !x.as_i64())),
+                    Intrinsic::Popcount => {
                         return Some(Scalar::int(dtype, (x.as_i64() as u64 & mask(x.dtype())).count_ones() as i64));
                     }
-                    "floor" | "ceil" | "round" | "nearbyint" | "trunc" => return Some(x),
+                    Intrinsic::Floor | Intrinsic::Ceil | Intrinsic::Round | Intrinsic::Nearbyint | Intrinsic::Trunc => {
+                        return Some(x);
+                    }
                     _ => {}
                 }
             }

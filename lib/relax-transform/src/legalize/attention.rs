@@ -16,6 +16,7 @@
 //!
 //! Sliding-window attention (`window_size`) is not legalized, as in TVM.
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, Attrs, DataType, PrimExpr};
@@ -104,7 +105,7 @@ fn attention(cx: &mut Cx, with_bias: bool) -> Option<Lowered> {
         }
         None => {
             let c = te.pool.raw(relax_ir::PrimExprData::Cast(pd, dim));
-            let r = te.call("tir.sqrt", &[c]);
+            let r = te.call(Intrinsic::Sqrt, &[c]);
             scalar_op(te, "T_divide", p, r, false)
         }
     };
@@ -131,7 +132,7 @@ fn attention(cx: &mut Cx, with_bias: bool) -> Option<Lowered> {
             let shape = te.shape(shifted);
             let exp = te.compute("compute", shape, Axes::I, |te, i| {
                 let x = te.load(shifted, i);
-                te.call("tir.exp", &[x])
+                te.call(Intrinsic::Exp, &[x])
             });
             let masked_exp = trilu_te(te, exp, offset, false);
             let sum = comm_reduce(te, masked_exp, &[2], true, CombinerKind::Sum);

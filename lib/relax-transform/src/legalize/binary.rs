@@ -6,6 +6,7 @@
 //! `T.max(n, m)`); a scalar constant argument (`R.const(1.0, "float32")`, the second one
 //! checked first) is folded into the body and is no argument of the `call_tir`.
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
@@ -36,14 +37,14 @@ pub const fn lookup(id: OpId) -> Option<Legalize> {
                 te.sub(a, qb)
             })
         },
-        ops::POWER => |cx| binary(cx, "power", |te, a, b| call2(te, "tir.pow", a, b)),
-        ops::ATAN2 => |cx| binary(cx, "atan2", |te, a, b| call2(te, "tir.atan2", a, b)),
+        ops::POWER => |cx| binary(cx, "power", |te, a, b| call2(te, Intrinsic::Pow, a, b)),
+        ops::ATAN2 => |cx| binary(cx, "atan2", |te, a, b| call2(te, Intrinsic::Atan2, a, b)),
         ops::LOG_ADD_EXP => |cx| {
             binary(cx, "log_add_exp", |te, a, b| {
-                let ea = te.call("tir.exp", &[a]);
-                let eb = te.call("tir.exp", &[b]);
+                let ea = te.call(Intrinsic::Exp, &[a]);
+                let eb = te.call(Intrinsic::Exp, &[b]);
                 let s = te.add(ea, eb);
-                te.call("tir.log", &[s])
+                te.call(Intrinsic::Log, &[s])
             })
         },
         ops::MAXIMUM => |cx| binary(cx, "maximum", |te, a, b| te.bin(BinOp::Max, a, b)),
@@ -56,12 +57,12 @@ pub const fn lookup(id: OpId) -> Option<Legalize> {
         ops::GREATER_EQUAL => |cx| binary(cx, "greater_equal", |te, a, b| te.bin(BinOp::Ge, a, b)),
         ops::LOGICAL_AND => |cx| binary(cx, "logical_and", |te, a, b| te.bin(BinOp::And, a, b)),
         ops::LOGICAL_OR => |cx| binary(cx, "logical_or", |te, a, b| te.bin(BinOp::Or, a, b)),
-        ops::LOGICAL_XOR => |cx| binary(cx, "logical_xor", |te, a, b| bitwise(te, "tir.bitwise_xor", a, b)),
-        ops::BITWISE_AND => |cx| binary(cx, "bitwise_and", |te, a, b| bitwise(te, "tir.bitwise_and", a, b)),
-        ops::BITWISE_OR => |cx| binary(cx, "bitwise_or", |te, a, b| bitwise(te, "tir.bitwise_or", a, b)),
-        ops::BITWISE_XOR => |cx| binary(cx, "bitwise_xor", |te, a, b| bitwise(te, "tir.bitwise_xor", a, b)),
-        ops::LEFT_SHIFT => |cx| binary(cx, "left_shift", |te, a, b| call2(te, "tir.shift_left", a, b)),
-        ops::RIGHT_SHIFT => |cx| binary(cx, "right_shift", |te, a, b| call2(te, "tir.shift_right", a, b)),
+        ops::LOGICAL_XOR => |cx| binary(cx, "logical_xor", |te, a, b| bitwise(te, Intrinsic::BitwiseXor, a, b)),
+        ops::BITWISE_AND => |cx| binary(cx, "bitwise_and", |te, a, b| bitwise(te, Intrinsic::BitwiseAnd, a, b)),
+        ops::BITWISE_OR => |cx| binary(cx, "bitwise_or", |te, a, b| bitwise(te, Intrinsic::BitwiseOr, a, b)),
+        ops::BITWISE_XOR => |cx| binary(cx, "bitwise_xor", |te, a, b| bitwise(te, Intrinsic::BitwiseXor, a, b)),
+        ops::LEFT_SHIFT => |cx| binary(cx, "left_shift", |te, a, b| call2(te, Intrinsic::ShiftLeft, a, b)),
+        ops::RIGHT_SHIFT => |cx| binary(cx, "right_shift", |te, a, b| call2(te, Intrinsic::ShiftRight, a, b)),
         _ => return None,
     })
 }
@@ -76,23 +77,23 @@ fn floor_divide(te: &mut Te, a: PrimExpr, b: PrimExpr) -> PrimExpr {
         return te.floordiv(a, b);
     }
     let d = te.bin(BinOp::Div, a, b);
-    te.call("tir.floor", &[d])
+    te.call(Intrinsic::Floor, &[d])
 }
 
 /// A call with matched operand types, typed as its first operand.
-fn call2(te: &mut Te, op: &str, a: PrimExpr, b: PrimExpr) -> PrimExpr {
+fn call2(te: &mut Te, op: Intrinsic, a: PrimExpr, b: PrimExpr) -> PrimExpr {
     let (a, b) = te.pool.match_types(a, b).unwrap_or((a, b));
     te.call(op, &[a, b])
 }
 
 /// A bitwise operator (constants fold).
-fn bitwise(te: &mut Te, op: &str, a: PrimExpr, b: PrimExpr) -> PrimExpr {
+fn bitwise(te: &mut Te, op: Intrinsic, a: PrimExpr, b: PrimExpr) -> PrimExpr {
     let (a, b) = te.pool.match_types(a, b).unwrap_or((a, b));
     if let (Some(x), Some(y)) = (te.pool.as_int(a), te.pool.as_int(b)) {
         let t = te.pool.dtype(a);
         let v = match op {
-            "tir.bitwise_and" => x & y,
-            "tir.bitwise_or" => x | y,
+            Intrinsic::BitwiseAnd => x & y,
+            Intrinsic::BitwiseOr => x | y,
             _ => x ^ y,
         };
         return te.pool.int(t, v);

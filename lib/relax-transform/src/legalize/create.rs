@@ -18,6 +18,7 @@
 //!   `T_multiply_1` by beta, `T_subtract` from alpha, the cast `compute_1`, and for a
 //!   periodic window `T_strided_slice` dropping the last element.
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{ConstData, ConstPayload, DataType, PrimExpr};
@@ -112,7 +113,7 @@ fn hamming_window(cx: &mut Cx) -> Option<Lowered> {
     });
     let cos = te.compute("compute", vec![len], Axes::I, |te, i| {
         let v = te.load(angular, i);
-        te.call("tir.cos", &[v])
+        te.call(Intrinsic::Cos, &[v])
     });
     let weighted = te.compute("T_multiply", vec![len], Axes::Ax, |te, i| {
         let c = te.const_f(dtype, beta);
@@ -235,7 +236,7 @@ fn arange(cx: &mut Cx) -> Option<Lowered> {
         let d = te.sub(end, start);
         let d = te.cast(DataType::FLOAT32, d);
         let q = te.bin(BinOp::Div, d, step);
-        let c = te.call("tir.ceil", &[q]);
+        let c = te.call(Intrinsic::Ceil, &[q]);
         te.cast(DataType::INT64, c)
     };
     let num = simplify(&mut te.pool, num);

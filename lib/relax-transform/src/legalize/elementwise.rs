@@ -15,6 +15,7 @@
 //!   integer is `T.Select(0 <= x, x, 0 - x)`;
 //! * `clip(x, lo, hi)` is `T.max(T.min(x, T.Cast(hi)), T.Cast(lo))`.
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{DataType, PrimExpr};
@@ -27,24 +28,24 @@ use super::{Legalize, Lowered};
 pub const fn lookup(id: OpId) -> Option<Legalize> {
     Some(match id {
         ops::ABS => |cx| intrin(cx, "tir_abs", abs),
-        ops::ACOS => |cx| call(cx, "tir_acos", "tir.acos"),
-        ops::ACOSH => |cx| call(cx, "tir_acosh", "tir.acosh"),
-        ops::ASIN => |cx| call(cx, "tir_asin", "tir.asin"),
-        ops::ASINH => |cx| call(cx, "tir_asinh", "tir.asinh"),
-        ops::ATAN => |cx| call(cx, "tir_atan", "tir.atan"),
-        ops::ATANH => |cx| call(cx, "tir_atanh", "tir.atanh"),
-        ops::COS => |cx| call(cx, "tir_cos", "tir.cos"),
-        ops::COSH => |cx| call(cx, "tir_cosh", "tir.cosh"),
-        ops::EXP => |cx| call(cx, "tir_exp", "tir.exp"),
-        ops::SIN => |cx| call(cx, "tir_sin", "tir.sin"),
-        ops::SINH => |cx| call(cx, "tir_sinh", "tir.sinh"),
-        ops::TAN => |cx| call(cx, "tir_tan", "tir.tan"),
-        ops::TANH => |cx| call(cx, "tir_tanh", "tir.tanh"),
-        ops::SIGMOID => |cx| call(cx, "tir_sigmoid", "tir.sigmoid"),
-        ops::CEIL => |cx| intrin(cx, "tir_ceil", |te, x| float_only(te, x, "tir.ceil")),
-        ops::FLOOR => |cx| intrin(cx, "tir_floor", |te, x| float_only(te, x, "tir.floor")),
-        ops::TRUNC => |cx| intrin(cx, "tir_trunc", |te, x| float_only(te, x, "tir.trunc")),
-        ops::ROUND => |cx| intrin(cx, "tir_round", |te, x| float_only(te, x, "tir.nearbyint")),
+        ops::ACOS => |cx| call(cx, "tir_acos", Intrinsic::Acos),
+        ops::ACOSH => |cx| call(cx, "tir_acosh", Intrinsic::Acosh),
+        ops::ASIN => |cx| call(cx, "tir_asin", Intrinsic::Asin),
+        ops::ASINH => |cx| call(cx, "tir_asinh", Intrinsic::Asinh),
+        ops::ATAN => |cx| call(cx, "tir_atan", Intrinsic::Atan),
+        ops::ATANH => |cx| call(cx, "tir_atanh", Intrinsic::Atanh),
+        ops::COS => |cx| call(cx, "tir_cos", Intrinsic::Cos),
+        ops::COSH => |cx| call(cx, "tir_cosh", Intrinsic::Cosh),
+        ops::EXP => |cx| call(cx, "tir_exp", Intrinsic::Exp),
+        ops::SIN => |cx| call(cx, "tir_sin", Intrinsic::Sin),
+        ops::SINH => |cx| call(cx, "tir_sinh", Intrinsic::Sinh),
+        ops::TAN => |cx| call(cx, "tir_tan", Intrinsic::Tan),
+        ops::TANH => |cx| call(cx, "tir_tanh", Intrinsic::Tanh),
+        ops::SIGMOID => |cx| call(cx, "tir_sigmoid", Intrinsic::Sigmoid),
+        ops::CEIL => |cx| intrin(cx, "tir_ceil", |te, x| float_only(te, x, Intrinsic::Ceil)),
+        ops::FLOOR => |cx| intrin(cx, "tir_floor", |te, x| float_only(te, x, Intrinsic::Floor)),
+        ops::TRUNC => |cx| intrin(cx, "tir_trunc", |te, x| float_only(te, x, Intrinsic::Trunc)),
+        ops::ROUND => |cx| intrin(cx, "tir_round", |te, x| float_only(te, x, Intrinsic::Nearbyint)),
         ops::ISNAN => |cx| intrin(cx, "tir_isnan", isnan),
         ops::ISINF => |cx| intrin(cx, "tir_isinf", isinf),
         ops::ISFINITE => |cx| {
@@ -56,9 +57,9 @@ pub const fn lookup(id: OpId) -> Option<Legalize> {
                 te.bin(BinOp::And, a, b)
             })
         },
-        ops::LOG => |cx| float_call(cx, "tir_log", "tir.log"),
-        ops::SQRT => |cx| float_call(cx, "tir_sqrt", "tir.sqrt"),
-        ops::RSQRT => |cx| float_call(cx, "tir_rsqrt", "tir.rsqrt"),
+        ops::LOG => |cx| float_call(cx, "tir_log", Intrinsic::Log),
+        ops::SQRT => |cx| float_call(cx, "tir_sqrt", Intrinsic::Sqrt),
+        ops::RSQRT => |cx| float_call(cx, "tir_rsqrt", Intrinsic::Rsqrt),
         ops::NEGATIVE => |cx| {
             intrin(cx, "tir_negative", |te, x| {
                 let t = te.pool.dtype(x);
@@ -80,7 +81,7 @@ pub const fn lookup(id: OpId) -> Option<Legalize> {
             let shape = cx.te.shape(x);
             let y = cx.te.compute("T_bitwise_not", shape, Axes::Ax, |te, i| {
                 let v = te.load(x, i);
-                te.call("tir.bitwise_not", &[v])
+                te.call(Intrinsic::BitwiseNot, &[v])
             });
             Lowered::one("tir_bitwise_not", y)
         },
@@ -126,14 +127,14 @@ fn map(te: &mut Te, x: Tensor, f: impl FnOnce(&mut Te, PrimExpr) -> PrimExpr) ->
 }
 
 /// A float intrinsic `T.<op>(x)`.
-fn call(cx: &mut Cx, name: &str, op: &'static str) -> Option<Lowered> {
+fn call(cx: &mut Cx, name: &str, op: Intrinsic) -> Option<Lowered> {
     let x = cx.tensor(0)?;
     let y = map(&mut cx.te, x, |te, v| te.call(op, &[v]));
     Lowered::one(name, y)
 }
 
 /// `log`, `sqrt`, `rsqrt`: integer inputs are first cast to `float32`.
-fn float_call(cx: &mut Cx, name: &str, op: &'static str) -> Option<Lowered> {
+fn float_call(cx: &mut Cx, name: &str, op: Intrinsic) -> Option<Lowered> {
     let mut x = cx.tensor(0)?;
     if !cx.te.dtype(x).is_float() {
         x = map(&mut cx.te, x, |te, v| te.cast(DataType::FLOAT32, v));
@@ -143,7 +144,7 @@ fn float_call(cx: &mut Cx, name: &str, op: &'static str) -> Option<Lowered> {
 }
 
 /// `floor`, `ceil`, `round`, `trunc`: the identity on integers.
-fn float_only(te: &mut Te, x: PrimExpr, op: &str) -> PrimExpr {
+fn float_only(te: &mut Te, x: PrimExpr, op: Intrinsic) -> PrimExpr {
     let t = te.pool.dtype(x);
     if t.is_int() || t.is_bool() {
         return x;
@@ -163,7 +164,7 @@ fn abs(te: &mut Te, x: PrimExpr) -> PrimExpr {
         let n = te.pool.neg(x);
         return te.select(c, x, n);
     }
-    te.call("tir.fabs", &[x])
+    te.call(Intrinsic::Fabs, &[x])
 }
 
 /// `tvm.tirx.isnan`.
@@ -173,7 +174,7 @@ fn isnan(te: &mut Te, x: PrimExpr) -> PrimExpr {
         return te.pool.bool_const(false);
     }
     let arg = if t.bits == 16 { te.cast(DataType::FLOAT32, x) } else { x };
-    te.call_typed(DataType::BOOL, "tir.isnan", &[arg])
+    te.call_typed(DataType::BOOL, Intrinsic::Isnan, &[arg])
 }
 
 /// `tvm.tirx.isinf`: `abs(x) == inf and not isnan(x)`.
@@ -222,11 +223,11 @@ fn erf(cx: &mut Cx) -> Option<Lowered> {
     let x = cx.tensor(0)?;
     if cx.te.dtype(x) == DataType::FLOAT16 {
         let a = map(&mut cx.te, x, |te, v| te.cast(DataType::FLOAT32, v));
-        let b = map(&mut cx.te, a, |te, v| te.call("tir.erf", &[v]));
+        let b = map(&mut cx.te, a, |te, v| te.call(Intrinsic::Erf, &[v]));
         let c = map(&mut cx.te, b, |te, v| te.cast(DataType::FLOAT16, v));
         return Lowered::one("erf", c);
     }
-    let y = map(&mut cx.te, x, |te, v| te.call("tir.erf", &[v]));
+    let y = map(&mut cx.te, x, |te, v| te.call(Intrinsic::Erf, &[v]));
     Lowered::one("erf", y)
 }
 

@@ -43,6 +43,7 @@
 //! j` of `theta[n, dim, 0] * x + theta[n, dim, 1] * y + theta[n, dim, 2]`, with `x`, `y`
 //! stepping from -1 by `(2 - 1e-7) / (size - 1)`.
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
@@ -72,7 +73,7 @@ fn i32c(te: &mut Te, v: i64) -> PrimExpr {
     te.pool.int(DataType::INT32, v)
 }
 
-fn call(te: &mut Te, name: &str, x: PrimExpr) -> PrimExpr {
+fn call(te: &mut Te, name: Intrinsic, x: PrimExpr) -> PrimExpr {
     te.call(name, &[x])
 }
 
@@ -141,31 +142,31 @@ fn closest(te: &mut Te, x: PrimExpr, rounding: &str, int_div: bool) -> Option<Pr
     }
     Some(match rounding {
         "round" => {
-            let r = call(te, "tir.round", x);
+            let r = call(te, Intrinsic::Round, x);
             i(te, r)
         }
         "round_prefer_floor" => {
             let h = f32c(te, 0.5);
             let a = te.sub(x, h);
-            let r = call(te, "tir.ceil", a);
+            let r = call(te, Intrinsic::Ceil, a);
             i(te, r)
         }
         "round_prefer_ceil" => {
             let h = f32c(te, 0.5);
             let a = te.add(x, h);
-            let r = call(te, "tir.floor", a);
+            let r = call(te, Intrinsic::Floor, a);
             i(te, r)
         }
         "floor" => {
             let e = f32c(te, 1e-5);
             let a = te.add(x, e);
-            let r = call(te, "tir.floor", a);
+            let r = call(te, Intrinsic::Floor, a);
             i(te, r)
         }
         "ceil" => {
             let e = f32c(te, 1e-5);
             let a = te.sub(x, e);
-            let r = call(te, "tir.ceil", a);
+            let r = call(te, Intrinsic::Ceil, a);
             i(te, r)
         }
         _ => return None,
@@ -320,9 +321,9 @@ fn resize_value(
             pixel(te, data, nhwc, h, w, n, c, cy, cx)
         }
         "linear" => {
-            let fy = call(te, "tir.floor", in_y);
+            let fy = call(te, Intrinsic::Floor, in_y);
             let yi = te.cast(DataType::INT32, fy);
-            let fx = call(te, "tir.floor", in_x);
+            let fx = call(te, Intrinsic::Floor, in_x);
             let xi = te.cast(DataType::INT32, fx);
             let yl = te.sub(in_y, yi);
             let xl = te.sub(in_x, xi);
@@ -341,13 +342,13 @@ fn resize_value(
             lerp(te, top, bottom, yl)
         }
         "cubic" => {
-            let fx = call(te, "tir.floor", in_x);
+            let fx = call(te, Intrinsic::Floor, in_x);
             let xi = te.cast(DataType::INT32, fx);
-            let fx = call(te, "tir.floor", in_x);
+            let fx = call(te, Intrinsic::Floor, in_x);
             let xf = te.sub(in_x, fx);
-            let fy = call(te, "tir.floor", in_y);
+            let fy = call(te, Intrinsic::Floor, in_y);
             let yi = te.cast(DataType::INT32, fy);
-            let fy = call(te, "tir.floor", in_y);
+            let fy = call(te, Intrinsic::Floor, in_y);
             let yf = te.sub(in_y, fy);
             let mut p = [[yi; 4]; 4];
             for (j, row) in p.iter_mut().enumerate() {
@@ -427,7 +428,7 @@ fn resize3_value(
         "linear" => {
             let mut ints = [z; 3];
             for (slot, &v) in ints.iter_mut().zip(&ins) {
-                let f = call(te, "tir.floor", v);
+                let f = call(te, Intrinsic::Floor, v);
                 *slot = te.cast(DataType::INT32, f);
             }
             let mut lerps = [z; 3];
@@ -461,9 +462,9 @@ fn resize3_value(
             let mut ints = [z; 3];
             let mut fracts = [z; 3];
             for d in 0..3 {
-                let f = call(te, "tir.floor", ins[d]);
+                let f = call(te, Intrinsic::Floor, ins[d]);
                 ints[d] = te.cast(DataType::INT32, f);
-                let f = call(te, "tir.floor", ins[d]);
+                let f = call(te, Intrinsic::Floor, ins[d]);
                 fracts[d] = te.sub(ins[d], f);
             }
             let mut p = [[[z; 4]; 4]; 4];
@@ -619,7 +620,7 @@ fn clip(te: &mut Te, x: PrimExpr, size: PrimExpr) -> PrimExpr {
 fn abs(te: &mut Te, x: PrimExpr) -> PrimExpr {
     let t = te.pool.dtype(x);
     if t.is_float() {
-        return te.call("tir.fabs", &[x]);
+        return te.call(Intrinsic::Fabs, &[x]);
     }
     if let Some(c) = te.pool.as_int(x) {
         return te.const_i(t, c.abs());
@@ -763,9 +764,9 @@ fn grid_sample(cx: &mut Cx) -> Option<Lowered> {
         match method.as_str() {
             "bilinear" => {
                 let (y, xx) = source(te, y, xx);
-                let fy = te.call("tir.floor", &[y]);
+                let fy = te.call(Intrinsic::Floor, &[y]);
                 let y0 = te.cast(DataType::INT32, fy);
-                let fx = te.call("tir.floor", &[xx]);
+                let fx = te.call(Intrinsic::Floor, &[xx]);
                 let x0 = te.cast(DataType::INT32, fx);
                 let one = i32c(te, 1);
                 let y1 = te.add(y0, one);
@@ -797,16 +798,16 @@ fn grid_sample(cx: &mut Cx) -> Option<Lowered> {
             }
             "nearest" => {
                 let (y, xx) = source(te, y, xx);
-                let ry = te.call("tir.nearbyint", &[y]);
+                let ry = te.call(Intrinsic::Nearbyint, &[y]);
                 let yn = te.cast(DataType::INT32, ry);
-                let rx = te.call("tir.nearbyint", &[xx]);
+                let rx = te.call(Intrinsic::Nearbyint, &[xx]);
                 let xn = te.cast(DataType::INT32, rx);
                 grid_pixel(te, x, (h_in, w_in), n, c, yn, xn)
             }
             _ => {
-                let fy = te.call("tir.floor", &[y]);
+                let fy = te.call(Intrinsic::Floor, &[y]);
                 let y_floor = te.cast(DataType::INT32, fy);
-                let fx = te.call("tir.floor", &[xx]);
+                let fx = te.call(Intrinsic::Floor, &[xx]);
                 let x_floor = te.cast(DataType::INT32, fx);
                 let y_frac = te.sub(y, y_floor);
                 let x_frac = te.sub(xx, x_floor);

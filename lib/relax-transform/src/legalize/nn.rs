@@ -15,6 +15,7 @@
 //!
 //! `dropout` is not legalized (TVM leaves it to the frontend).
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{AttrValue, Attrs, DataType, PrimExpr};
@@ -63,10 +64,10 @@ pub const fn lookup(id: OpId) -> Option<Legalize> {
                 let one = te.pool.int(DataType::INT32, 1);
                 let inv = te.bin(BinOp::Div, one, b);
                 let bv2 = te.mul(b, v);
-                let e = te.call("tir.exp", &[bv2]);
+                let e = te.call(Intrinsic::Exp, &[bv2]);
                 let one2 = te.pool.int(DataType::INT32, 1);
                 let s = te.add(one2, e);
-                let l = te.call("tir.log", &[s]);
+                let l = te.call(Intrinsic::Log, &[s]);
                 let r = te.mul(inv, l);
                 te.select(c, v, r)
             });
@@ -74,7 +75,7 @@ pub const fn lookup(id: OpId) -> Option<Legalize> {
         },
         ops::NN_SILU => |cx| {
             let x = cx.tensor(0)?;
-            let s = map(&mut cx.te, x, |te, v| te.call("tir.sigmoid", &[v]));
+            let s = map(&mut cx.te, x, |te, v| te.call(Intrinsic::Sigmoid, &[v]));
             let t = broadcast(&mut cx.te, "T_multiply", x, s, MUL);
             Lowered::one("silu", t)
         },
@@ -126,10 +127,10 @@ fn tensor(t: Tensor) -> Operand {
 fn erf(te: &mut Te, x: Tensor) -> Tensor {
     if te.dtype(x) == DataType::FLOAT16 {
         let a = map(te, x, |te, v| te.cast(DataType::FLOAT32, v));
-        let b = map(te, a, |te, v| te.call("tir.erf", &[v]));
+        let b = map(te, a, |te, v| te.call(Intrinsic::Erf, &[v]));
         return map(te, b, |te, v| te.cast(DataType::FLOAT16, v));
     }
-    map(te, x, |te, v| te.call("tir.erf", &[v]))
+    map(te, x, |te, v| te.call(Intrinsic::Erf, &[v]))
 }
 
 /// TOPI's `prelu`: `Select(x > 0, x, x * alpha[c])` along `axis` (a 1-element `alpha`
@@ -193,7 +194,7 @@ fn gelu_tanh(cx: &mut Cx) -> Option<Lowered> {
     let one = te.pool.int(DataType::INT32, 1);
     let e = op(te, "T_add", Operand::Scalar(one), tensor(d), ADD)?;
     let f = broadcast(te, "T_multiply", b, e, MUL);
-    let g = map(te, f, |te, v| te.call("tir.tanh", &[v]));
+    let g = map(te, f, |te, v| te.call(Intrinsic::Tanh, &[v]));
     let one_f = te.const_f(dtype, 1.0);
     let h = op(te, "T_add", Operand::Scalar(one_f), tensor(g), ADD)?;
     let t = broadcast(te, "T_multiply", a, h, MUL);
@@ -208,7 +209,7 @@ fn selu(cx: &mut Cx) -> Option<Lowered> {
     let scale = te.const_f(dtype, 1.050_700_987_355_480_5);
     let z = te.const_i(dtype, 0);
     let pos = op(te, "T_maximum", tensor(x), Operand::Scalar(z), |te, a, b| te.bin(BinOp::Max, a, b))?;
-    let e = map(te, x, |te, v| te.call("tir.exp", &[v]));
+    let e = map(te, x, |te, v| te.call(Intrinsic::Exp, &[v]));
     let one = te.const_i(dtype, 1);
     let em1 = op(te, "T_subtract", tensor(e), Operand::Scalar(one), SUB)?;
     let ae = op(te, "T_multiply", Operand::Scalar(alpha), tensor(em1), MUL)?;
@@ -257,7 +258,7 @@ pub fn softmax_along(te: &mut Te, x: Tensor, axis: usize) -> Tensor {
         let a = te.load(x, idx);
         let b = te.load(max_elem, &remove(idx, axis));
         let d = te.sub(a, b);
-        te.call("tir.exp", &[d])
+        te.call(Intrinsic::Exp, &[d])
     });
     let expsum = te.compute_reduce("T_softmax_expsum", reduced, Axes::I, |te, idx| {
         let (k, kv) = te.reduce_axis("k", ext);
@@ -288,7 +289,7 @@ fn log_softmax(cx: &mut Cx) -> Option<Lowered> {
         let a = te.load(x, &insert(idx, axis, kv));
         let b = te.load(max_elem, idx);
         let d = te.sub(a, b);
-        let e = te.call("tir.exp", &[d]);
+        let e = te.call(Intrinsic::Exp, &[d]);
         Reduce { kind: CombinerKind::Sum, sources: vec![e], axes: vec![k] }
     })[0];
     let t = te.compute_with_attrs("compute", shape, Axes::I, axis_attrs(axis), |te, idx| {
@@ -297,7 +298,7 @@ fn log_softmax(cx: &mut Cx) -> Option<Lowered> {
         let m = te.load(max_elem, &nr);
         let d = te.sub(a, m);
         let s = te.load(expsum, &nr);
-        let l = te.call("tir.log", &[s]);
+        let l = te.call(Intrinsic::Log, &[s]);
         te.sub(d, l)
     });
     Lowered::one("log_softmax", t)
@@ -347,7 +348,7 @@ fn rms_norm(cx: &mut Cx) -> Option<Lowered> {
         let d = te.bin(BinOp::Div, v, extent);
         let e = te.pool.float(dtype, eps);
         let s = te.add(d, e);
-        te.call("tir.rsqrt", &[s])
+        te.call(Intrinsic::Rsqrt, &[s])
     });
     let norm = te.compute("T_rms_norm", shape, Axes::Ax, |te, idx| {
         let nr: Vec<PrimExpr> = (0..ndim).filter(|i| !real.contains(i)).map(|i| idx[i]).collect();
@@ -435,7 +436,7 @@ fn layer_norm(cx: &mut Cx) -> Option<Lowered> {
         let vt = te.pool.dtype(var);
         let e = te.pool.float(vt, eps);
         let ve = te.add(var, e);
-        let rs = te.call("tir.rsqrt", &[ve]);
+        let rs = te.call(Intrinsic::Rsqrt, &[ve]);
         let mut ln = te.mul(d, rs);
         if f16 {
             ln = te.pool.raw(relax_ir::PrimExprData::Cast(DataType::FLOAT16, ln));

@@ -16,6 +16,7 @@
 //! * `nn.instance_norm` (`instance_norm`): the same reduction over `axes`, then
 //!   `T_instance_norm` with gamma and beta indexed by the channel.
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr, PrimExprData};
@@ -155,7 +156,7 @@ fn sqrt(te: &mut Te, x: Tensor) -> Tensor {
     let shape = te.shape(x);
     te.compute("compute", shape, Axes::I, |te, i| {
         let v = te.load(x, i);
-        te.call("tir.sqrt", &[v])
+        te.call(Intrinsic::Sqrt, &[v])
     })
 }
 
@@ -204,7 +205,7 @@ fn normalized(te: &mut Te, xv: PrimExpr, s: PrimExpr, s2: PrimExpr, extent: Prim
     let var = te.sub(ex2, m2);
     let d = te.sub(xv, mean);
     let ve = te.add(var, eps);
-    let r = te.call("tir.rsqrt", &[ve]);
+    let r = te.call(Intrinsic::Rsqrt, &[ve]);
     te.mul(d, r)
 }
 

@@ -10,6 +10,7 @@
 //! `scale` and `zp` are read per position along `axis`, or once when they are scalar
 //! constants or tensors of ones (`_is_singleton_qparam`).
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::prim::BinOp;
 use relax_ir::{DataType, PrimExpr};
@@ -79,7 +80,7 @@ fn qdq(cx: &mut Cx, quantize: bool) -> Option<Lowered> {
         let v = te.load(x, idx);
         if quantize {
             let scaled = te.bin(BinOp::Div, v, s);
-            let r = if out_dtype.is_int() { te.call("tir.round", &[scaled]) } else { scaled };
+            let r = if out_dtype.is_int() { te.call(Intrinsic::Round, &[scaled]) } else { scaled };
             let r = te.add(r, z);
             clip_cast(te, r, out_dtype)
         } else {

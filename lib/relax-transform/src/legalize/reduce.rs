@@ -11,6 +11,7 @@
 //!   a two-value reduction `<x>_red_temp` (index, value) followed by the copy of the
 //!   index (`<x>_red`).
 
+use relax_ir::Intrinsic;
 use relax_ir::op::{OpId, ops};
 use relax_ir::{DataType, PrimExpr};
 
@@ -54,7 +55,7 @@ pub const fn lookup(id: OpId) -> Option<Legalize> {
             let shape = cx.te.shape(v);
             let t = cx.te.compute("compute", shape, Axes::I, |te, i| {
                 let l = te.load(v, i);
-                te.call("tir.sqrt", &[l])
+                te.call(Intrinsic::Sqrt, &[l])
             });
             Lowered::one("std", t)
         },

@@ -2,6 +2,7 @@
 
 use super::{Simplifier, is_index};
 use crate::entities::PrimExpr;
+use crate::intrinsic::Intrinsic;
 use crate::prim::{BinOp, PrimExprData};
 use crate::prim_build::floor_mod;
 
@@ -54,7 +55,7 @@ impl Simplifier<'_> {
             }
             PrimExprData::Call { dtype, op, args } => {
                 let args: Vec<PrimExpr> = args.iter().map(|&a| sub(self, a)).collect();
-                if op == "tir.if_then_else" && args.len() == 3 {
+                if op.is(Intrinsic::IfThenElse) && args.len() == 3 {
                     if let Some(v) = self.pool.as_int(args[0]) {
                         return if v != 0 { args[1] } else { args[2] };
                     }

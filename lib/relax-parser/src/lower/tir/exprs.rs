@@ -13,6 +13,7 @@
 //! * `T.tvm_struct_get(h, i, field, "dtype")` takes its result type from the last
 //!   argument, which is not kept as an argument (the printer writes it back there).
 
+use relax_ir::TirOp;
 use relax_ir::{DataType, PrimExpr, PrimExprData};
 
 use super::super::LResult;
@@ -170,7 +171,7 @@ fn struct_get(tx: &mut TirCx<'_, '_>, e: &ast::Expr) -> LResult<PrimExpr> {
     }
     let dtype = tx.dtype_arg(last)?;
     let args = init.iter().map(|a| lower_prim(tx, a)).collect::<LResult<Vec<_>>>()?;
-    Ok(tx.pool.raw(PrimExprData::Call { dtype, op: "tir.tvm_struct_get".into(), args }))
+    Ok(tx.pool.raw(PrimExprData::Call { dtype, op: relax_ir::TirOp::from_name("tir.tvm_struct_get"), args }))
 }
 
 /// `metadata["key"][i]` as the call `metadata("key", i)`.
@@ -194,7 +195,11 @@ pub(super) fn metadata_ref(tx: &mut TirCx<'_, '_>, e: &ast::Expr) -> LResult<Pri
     let key = if key == "ir.StringImm" { "tirx.StringImm" } else { key };
     let key = tx.pool.raw(PrimExprData::Str(key.to_string()));
     let index = tx.pool.int(DataType::INT32, index);
-    Ok(tx.pool.raw(PrimExprData::Call { dtype: DataType::HANDLE, op: METADATA_OP.into(), args: vec![key, index] }))
+    Ok(tx.pool.raw(PrimExprData::Call {
+        dtype: DataType::HANDLE,
+        op: TirOp::from_name(METADATA_OP),
+        args: vec![key, index],
+    }))
 }
 
 /// True for `metadata[...][...]`.

@@ -14,6 +14,7 @@
 //!   thread tag is not kept).
 
 use relax_ir::{AttrNode, DataType, PrimExprData, StmtData};
+use relax_ir::{Intrinsic, TirOp};
 
 use super::super::{LResult, sp};
 use super::exprs::{is_metadata_ref, metadata_ref};
@@ -53,7 +54,7 @@ impl TirCx<'_, '_> {
             let v = if is_metadata_ref(p) { metadata_ref(self, p)? } else { self.expr(p)? };
             args.push(v);
         }
-        Ok(self.pool.raw(PrimExprData::Call { dtype: DataType::HANDLE, op: ASSERT_MESSAGE_OP.into(), args }))
+        Ok(self.pool.raw(PrimExprData::Call { dtype: DataType::HANDLE, op: TirOp::from_name(ASSERT_MESSAGE_OP), args }))
     }
 
     /// `return e`: `T.evaluate(T.ret(e))`.
@@ -63,7 +64,7 @@ impl TirCx<'_, '_> {
         };
         let v = self.expr(value)?;
         let dtype = self.pool.dtype(v);
-        let call = self.pool.raw(PrimExprData::Call { dtype, op: "tir.ret".into(), args: vec![v] });
+        let call = self.pool.raw(PrimExprData::Call { dtype, op: Intrinsic::Ret.into(), args: vec![v] });
         Ok(Item::Stmt(self.add_stmt(StmtData::Evaluate(call), sp(s.span))))
     }
 

@@ -10,6 +10,7 @@
 //! unwrapped and redone to `int64`. Operators whose operands change are rebuilt with
 //! TVM's folding constructors (which match the operand types).
 
+use relax_ir::Intrinsic;
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{DataType, Pool, PrimExpr};
 
@@ -76,7 +77,7 @@ fn norm(pool: &mut Pool, e: PrimExpr, cond: bool, enabled: bool) -> PrimExpr {
                 .iter()
                 .enumerate()
                 .map(|(i, &a)| {
-                    let c = if op == "tir.if_then_else" && i == 0 { true } else { cond };
+                    let c = if op.is(Intrinsic::IfThenElse) && i == 0 { true } else { cond };
                     norm(pool, a, c, enabled)
                 })
                 .collect();

@@ -7,7 +7,7 @@
 //! let x = te.placeholder("x", vec![n, four], DataType::FLOAT32);
 //! let y = te.compute("compute", x_shape, Axes::I, |te, i| {
 //!     let v = te.load(x, i);
-//!     te.call("tir.exp", v)
+//!     te.call(Intrinsic::Exp, v)
 //! });
 //! let built = te.build(&[y]);          // the PrimFunc, parameters in TVM's order
 //! ```
@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use relax_entity::PrimaryMap;
+use relax_ir::Intrinsic;
 use relax_ir::prim::{BinOp, PrimExprData};
 use relax_ir::{Attrs, Buffer, BufferData, DataType, Pool, PrimExpr, SymVar, SymVarData};
 
@@ -296,13 +297,13 @@ impl Te {
         self.pool.cast(dtype, e)
     }
     /// An intrinsic call `T.<name>(args)` whose type is its first argument's.
-    pub fn call(&mut self, op: &str, args: &[PrimExpr]) -> PrimExpr {
+    pub fn call(&mut self, op: Intrinsic, args: &[PrimExpr]) -> PrimExpr {
         let dtype = args.first().map_or(DataType::VOID, |&a| self.pool.dtype(a));
-        self.pool.raw(PrimExprData::Call { dtype, op: op.to_string(), args: args.to_vec() })
+        self.pool.raw(PrimExprData::Call { dtype, op: op.into(), args: args.to_vec() })
     }
     /// An intrinsic call with an explicit result type.
-    pub fn call_typed(&mut self, dtype: DataType, op: &str, args: &[PrimExpr]) -> PrimExpr {
-        self.pool.raw(PrimExprData::Call { dtype, op: op.to_string(), args: args.to_vec() })
+    pub fn call_typed(&mut self, dtype: DataType, op: Intrinsic, args: &[PrimExpr]) -> PrimExpr {
+        self.pool.raw(PrimExprData::Call { dtype, op: op.into(), args: args.to_vec() })
     }
     /// `T.Select(c, t, f)` (`tvm.tirx.Select`, no folding).
     pub fn select(&mut self, c: PrimExpr, t: PrimExpr, f: PrimExpr) -> PrimExpr {
@@ -317,7 +318,7 @@ impl Te {
         }
         let (t, f) = self.pool.match_types(t, f).unwrap_or((t, f));
         let dtype = self.pool.dtype(t);
-        self.pool.raw(PrimExprData::Call { dtype, op: "tir.if_then_else".to_string(), args: vec![c, t, f] })
+        self.pool.raw(PrimExprData::Call { dtype, op: Intrinsic::IfThenElse.into(), args: vec![c, t, f] })
     }
 
     /// An expression in an index position, widened to `int64` as
