@@ -9,7 +9,7 @@
 use relax_ir::{Diagnostic, ExprData, Module, PrimFunc};
 use relax_pass::{PassContext, PassManager, Pipeline, PipelineError};
 
-use crate::ir_text::verify_diagnostics;
+use crate::ir_text::verify_scope_diagnostics;
 
 /// The passes of the default pipeline, in order.
 pub const DEFAULT_PIPELINE: &[&str] =
@@ -108,7 +108,7 @@ pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static s
         .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e}"))])?;
     let mut pm = PassManager::new(&registry, &pipeline)
         .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e:?}"))])?;
-    pm.set_verifier(Box::new(|m: &Module| verify_diagnostics(m)));
+    pm.set_verifier(Box::new(verify_scope_diagnostics));
     let mut cx = PassContext::default();
     pm.run(m, &mut cx).map_err(|e| match e {
         PipelineError::Invalid(msg) => vec![Diagnostic::error(relax_ir::Span::NONE, msg)],
