@@ -2,6 +2,7 @@
 
 use relax_ir::Module;
 use relax_ir::diag::Diagnostic;
+use relax_pass::VerifyScope;
 
 /// The canonical text of a module.
 pub fn print_module(m: &Module) -> String {
@@ -11,6 +12,16 @@ pub fn print_module(m: &Module) -> String {
 /// Runs the verifier; its errors become diagnostics.
 pub fn verify_diagnostics(m: &Module) -> Result<(), Vec<Diagnostic>> {
     relax_ir::verify::verify_module(m).map_err(|errs| errs.iter().map(|e| e.to_diagnostic(m)).collect())
+}
+
+/// Runs the verifier on what a pass could change (the pass manager's verifier): the whole
+/// module, or one function; its errors become diagnostics.
+pub fn verify_scope_diagnostics(m: &Module, scope: VerifyScope) -> Result<(), Vec<Diagnostic>> {
+    let result = match scope {
+        VerifyScope::Module => relax_ir::verify::verify_module(m),
+        VerifyScope::Function(g) => relax_ir::verify::verify_function(m, g),
+    };
+    result.map_err(|errs| errs.iter().map(|e| e.to_diagnostic(m)).collect())
 }
 
 /// Prints IR dumps around passes (`--print-ir-*`).

@@ -6,11 +6,13 @@ use std::io::Write;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 use relax_ir::diag::Diagnostic;
 use relax_ir::{Module, Span};
-use relax_pass::{PassContext, PassInstrumentation, PassManager, Pipeline, PipelineElement, PipelineError};
+use relax_pass::{
+    PassContext, PassInstrumentation, PassManager, PassOptions, PassRegistry, Pipeline, PipelineElement, PipelineError,
+};
 
 use crate::Io;
 use crate::expected;
-use crate::ir_text::{IrPrinter, print_module, verify_diagnostics};
+use crate::ir_text::{IrPrinter, print_module, verify_diagnostics, verify_scope_diagnostics};
 use crate::render::render_all;
 use crate::source::{SourceFile, split_input};
 
@@ -73,17 +75,18 @@ struct OptCli {
 pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     let registry = relax_transform::registry();
     let mut cmd = OptCli::command();
-    // Pass and pipeline names are static, so they serve as clap argument ids.
+    // Pass and pipeline names are static, so they serve as clap argument ids. Every flag
+    // takes an optional `=OPTIONS` (checked below, so that the error names the flag).
     let mut pass_ids: Vec<&'static str> = Vec::new();
     for p in registry.passes() {
         for name in std::iter::once(p.name).chain(p.aliases.iter().copied()) {
             let help = if name == p.name { p.summary.to_string() } else { format!("alias of --{}", p.name) };
-            cmd = cmd.arg(Arg::new(name).long(name).action(ArgAction::Count).help(help));
+            cmd = cmd.arg(pass_flag(name, help));
             pass_ids.push(name);
         }
     }
     for p in registry.pipelines() {
-        cmd = cmd.arg(Arg::new(p.name).long(p.name).action(ArgAction::Count).help(p.summary));
+        cmd = cmd.arg(pass_flag(p.name, p.summary.to_string()));
         pass_ids.push(p.name);
     }
     let matches = match cmd.try_get_matches_from(args) {
@@ -104,13 +107,20 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     // Passes run in command-line order: pass flags and --pass-pipeline by position.
     let mut ordered: Vec<(usize, Vec<PipelineElement>)> = Vec::new();
     for name in &pass_ids {
-        // A count flag always has a value (0 by default); only flags actually given count.
         if matches.value_source(name) != Some(clap::parser::ValueSource::CommandLine) {
             continue;
         }
-        if let Some(idx) = matches.indices_of(name) {
-            for i in idx {
-                ordered.push((i, vec![PipelineElement::Pass { name: name.to_string(), options: Default::default() }]));
+        // Each occurrence has one value (empty without `=`), so indices and values pair up.
+        let (Some(idx), Some(values)) = (matches.indices_of(name), matches.get_many::<String>(name)) else {
+            continue;
+        };
+        for (i, value) in idx.zip(values) {
+            match flag_options(&registry, name, value) {
+                Ok(options) => ordered.push((i, vec![PipelineElement::Pass { name: name.to_string(), options }])),
+                Err(msg) => {
+                    let _ = writeln!(io.stderr, "relax-opt: error: {msg}");
+                    return 1;
+                }
             }
         }
     }
@@ -202,6 +212,35 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     i32::from(failed)
 }
 
+/// The flag of a pass or named pipeline: `--NAME` or `--NAME=OPTIONS`.
+fn pass_flag(name: &'static str, help: String) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .num_args(0..=1)
+        .require_equals(true)
+        .default_missing_value("")
+        .value_name("OPTIONS")
+        .action(ArgAction::Append)
+        .help(help)
+}
+
+/// The options of the pass flag `--flag=value` (`max-depth=8,opt-level=2` or
+/// `max-depth=8 opt-level=2`; empty without `=`), checked against the pass's declared
+/// options. An error names the flag and its value.
+fn flag_options(registry: &PassRegistry, flag: &str, value: &str) -> Result<PassOptions, String> {
+    if value.is_empty() {
+        return Ok(PassOptions::default());
+    }
+    let given = format!("`--{flag}={value}`");
+    let Some(info) = registry.lookup(flag) else { return Err(format!("{given}: pipeline `{flag}` takes no options")) };
+    if info.options.is_empty() {
+        return Err(format!("{given}: pass `{}` takes no options", info.name));
+    }
+    let options = PassOptions::parse(value).map_err(|e| format!("{given}: {}", e.message))?;
+    info.create(&options).map_err(|e| format!("{given}: {e}"))?;
+    Ok(options)
+}
+
 fn pipeline_error_text(e: &PipelineError) -> String {
     match e {
         PipelineError::Invalid(msg) => msg.clone(),
@@ -245,7 +284,7 @@ impl Run<'_> {
         let mut timing = relax_pass::instrument::Timing::default();
         let mut pm = PassManager::new(self.registry, self.pipeline).expect("validated before");
         pm.verify_each = self.cli.verify_each;
-        pm.set_verifier(Box::new(|m: &Module| verify_diagnostics(m)));
+        pm.set_verifier(Box::new(verify_scope_diagnostics));
         pm.add_instrumentation(&mut printer);
         if self.cli.timing {
             pm.add_instrumentation(&mut timing);

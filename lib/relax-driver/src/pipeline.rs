@@ -10,7 +10,7 @@
 use relax_ir::{Diagnostic, ExprData, Module, PrimFunc};
 use relax_pass::{PassContext, PassManager, Pipeline, PipelineError};
 
-use crate::ir_text::verify_diagnostics;
+use crate::ir_text::{verify_diagnostics, verify_scope_diagnostics};
 
 /// Lowers the PrimFuncs of `m` with blocks to lowered TIR (`relax_ir::tir_lower`, the
 /// `lower-tir` pass) and verifies the result: the last step before a module reaches the
@@ -121,7 +121,7 @@ pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static s
         .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e}"))])?;
     let mut pm = PassManager::new(&registry, &pipeline)
         .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e:?}"))])?;
-    pm.set_verifier(Box::new(|m: &Module| verify_diagnostics(m)));
+    pm.set_verifier(Box::new(verify_scope_diagnostics));
     let mut cx = PassContext::default();
     pm.run(m, &mut cx).map_err(|e| match e {
         PipelineError::Invalid(msg) => vec![Diagnostic::error(relax_ir::Span::NONE, msg)],

@@ -1,16 +1,37 @@
 //! The pass manager: resolves a pipeline against the registry, then runs it, verifying
-//! after every pass and calling the instrumentation around each one.
+//! after every pass what the pass could change and calling the instrumentation around
+//! each one.
+//!
+//! A module pass runs on the module; a function pass runs on each function of its kind
+//! in printing order (or on the one function of an enclosing `relax.function(...)` /
+//! `tir.prim_func(...)`), taken out of the module for the run
+//! ([`crate::context::run_on_relax_function`]). After a module pass the verifier checks
+//! the whole module ([`VerifyScope::Module`]); after a function pass only that function
+//! ([`VerifyScope::Function`]), since the pass could change nothing else.
 
 use relax_ir::diag::Diagnostic;
 use relax_ir::{Global, Module};
 
+use crate::anchor::Anchor;
+use crate::context::{PassContext, run_on_prim_func, run_on_relax_function};
 use crate::instrument::PassInstrumentation;
-use crate::pass::{Anchor, Pass, PassContext};
+use crate::pass::{PassKind, PassResult};
 use crate::pipeline::{Pipeline, PipelineElement};
 use crate::registry::PassRegistry;
 
-/// Checks a module after a pass; returns the problems as diagnostics.
-pub type Verifier<'a> = Box<dyn Fn(&Module) -> Result<(), Vec<Diagnostic>> + 'a>;
+/// What the verifier checks after a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyScope {
+    /// The whole module (after a module pass).
+    Module,
+    /// One function: its handles, the module rules that concern it and its body (after
+    /// a function pass on it; `relax_ir::verify::verify_function`).
+    Function(Global),
+}
+
+/// Checks a module, or one function of it, after a pass; returns the problems as
+/// diagnostics.
+pub type Verifier<'a> = Box<dyn Fn(&Module, VerifyScope) -> Result<(), Vec<Diagnostic>> + 'a>;
 
 /// Why a pipeline did not complete.
 #[derive(Debug)]
@@ -34,7 +55,7 @@ pub enum PipelineError {
 }
 
 enum Step {
-    Run { name: &'static str, anchor: Anchor, pass: Box<dyn Pass> },
+    Run { name: &'static str, pass: PassKind },
     Nested { anchor: Anchor, steps: Vec<Step> },
 }
 
@@ -94,24 +115,22 @@ impl<'a> PassManager<'a> {
     ) -> Result<(), PipelineError> {
         for step in steps {
             match step {
-                Step::Run { name, anchor, pass } => match (anchor, only) {
-                    (Anchor::Module, _) => {
-                        self.run_one(name, "", m, cx, |m, cx| pass.run_module(m, cx))?;
+                Step::Run { name, pass: PassKind::Module(p) } => {
+                    self.run_one(name, "", VerifyScope::Module, m, cx, |m, cx| p.run(m, cx))?;
+                }
+                Step::Run { name, pass: PassKind::RelaxFunction(p) } => {
+                    for g in targets(m, Anchor::RelaxFunction, only) {
+                        self.run_on(name, g, m, cx, |m, cx| run_on_relax_function(p.as_ref(), m, g, cx))?;
                     }
-                    (_, Some(g)) => {
-                        let scope = m.globals[g].name.clone();
-                        self.run_one(name, &scope, m, cx, |m, cx| pass.run_function(m, g, cx))?;
+                }
+                Step::Run { name, pass: PassKind::PrimFunc(p) } => {
+                    for g in targets(m, Anchor::PrimFunc, only) {
+                        self.run_on(name, g, m, cx, |m, cx| run_on_prim_func(p.as_ref(), m, g, cx))?;
                     }
-                    (anchor, None) => {
-                        for g in function_targets(m, *anchor) {
-                            let scope = m.globals[g].name.clone();
-                            self.run_one(name, &scope, m, cx, |m, cx| pass.run_function(m, g, cx))?;
-                        }
-                    }
-                },
+                }
                 Step::Nested { anchor: Anchor::Module, steps } => self.run_steps(steps, m, only, cx)?,
                 Step::Nested { anchor, steps } => {
-                    for g in function_targets(m, *anchor) {
+                    for g in targets(m, *anchor, None) {
                         self.run_steps(steps, m, Some(g), cx)?;
                     }
                 }
@@ -120,13 +139,27 @@ impl<'a> PassManager<'a> {
         Ok(())
     }
 
+    /// Runs a function pass on `g`, verifying `g` alone afterwards.
+    fn run_on(
+        &mut self,
+        name: &str,
+        g: Global,
+        m: &mut Module,
+        cx: &mut PassContext,
+        f: impl FnOnce(&mut Module, &mut PassContext) -> PassResult,
+    ) -> Result<(), PipelineError> {
+        let scope = m.globals[g].name.clone();
+        self.run_one(name, &scope, VerifyScope::Function(g), m, cx, f)
+    }
+
     fn run_one(
         &mut self,
         name: &str,
         scope: &str,
+        verify: VerifyScope,
         m: &mut Module,
         cx: &mut PassContext,
-        f: impl FnOnce(&mut Module, &mut PassContext) -> Result<bool, Vec<Diagnostic>>,
+        f: impl FnOnce(&mut Module, &mut PassContext) -> PassResult,
     ) -> Result<(), PipelineError> {
         for i in self.instruments.iter_mut() {
             i.before_pass(name, scope, m);
@@ -142,7 +175,7 @@ impl<'a> PassManager<'a> {
         };
         if self.verify_each
             && let Some(v) = &self.verifier
-            && let Err(diagnostics) = v(m)
+            && let Err(diagnostics) = v(m, verify)
         {
             for i in self.instruments.iter_mut() {
                 i.after_pass_failed(name, scope, m);
@@ -156,8 +189,14 @@ impl<'a> PassManager<'a> {
     }
 }
 
-fn function_targets(m: &Module, anchor: Anchor) -> Vec<Global> {
-    m.print_order().into_iter().filter(|&g| anchor.matches(m, g)).collect()
+/// The functions a function pass of `anchor` runs on: `only` when nested under an anchor
+/// (resolution checked that it is of the pass's kind), else every function of that kind
+/// in printing order.
+fn targets(m: &Module, anchor: Anchor, only: Option<Global>) -> Vec<Global> {
+    match only {
+        Some(g) => vec![g],
+        None => m.print_order().into_iter().filter(|&g| anchor.matches(m, g)).collect(),
+    }
 }
 
 const MAX_EXPANSION_DEPTH: usize = 16;
@@ -186,22 +225,16 @@ fn resolve(
             }
             PipelineElement::Pass { name, options } => {
                 if let Some(info) = registry.lookup(name) {
-                    if within != Anchor::Module && info.anchor != within {
+                    if within != Anchor::Module && info.anchor() != within {
                         return Err(PipelineError::Invalid(format!(
                             "pass `{}` runs on {} and cannot be nested inside `{}(...)`",
                             info.name,
-                            describe(info.anchor),
+                            info.anchor().describe(),
                             within.name()
                         )));
                     }
-                    for (k, _) in &options.0 {
-                        if !info.options.iter().any(|o| o.name == k) {
-                            return Err(PipelineError::Invalid(format!("pass `{}` has no option `{k}`", info.name)));
-                        }
-                    }
-                    let pass = (info.create)(options)
-                        .map_err(|msg| PipelineError::Invalid(format!("pass `{}`: {msg}", info.name)))?;
-                    steps.push(Step::Run { name: info.name, anchor: info.anchor, pass });
+                    let pass = info.create(options).map_err(PipelineError::Invalid)?;
+                    steps.push(Step::Run { name: info.name, pass });
                 } else if let Some(p) = registry.pipeline(name) {
                     if !options.0.is_empty() {
                         return Err(PipelineError::Invalid(format!("pipeline `{name}` takes no options")));
@@ -218,64 +251,64 @@ fn resolve(
     Ok(steps)
 }
 
-fn describe(a: Anchor) -> &'static str {
-    match a {
-        Anchor::Module => "the whole module",
-        Anchor::RelaxFunction => "Relax functions",
-        Anchor::PrimFunc => "PrimFuncs",
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
     use super::*;
-    use crate::pass::{PassOptions, PassResult};
+    use crate::context::FunctionContext;
     use crate::registry::{NamedPipeline, PassInfo};
 
-    struct Count;
-    impl Pass for Count {
-        fn run_module(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
-            m.attrs
-                .set("count", relax_ir::AttrValue::Int(m.attrs.get("count").and_then(|v| v.as_int()).unwrap_or(0) + 1));
-            Ok(true)
-        }
+    fn count(m: &mut Module, _cx: &mut PassContext) -> PassResult {
+        m.attrs.set("count", relax_ir::AttrValue::Int(m.attrs.get("count").and_then(|v| v.as_int()).unwrap_or(0) + 1));
+        Ok(true)
     }
-    struct Fail;
-    impl Pass for Fail {
-        fn run_module(&self, _m: &mut Module, _cx: &mut PassContext) -> PassResult {
-            Err(vec![Diagnostic::error(relax_ir::Span::NONE, "boom")])
-        }
+    fn fail(_m: &mut Module, _cx: &mut PassContext) -> PassResult {
+        Err(vec![Diagnostic::error(relax_ir::Span::NONE, "boom")])
     }
-    fn count(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-        Ok(Box::new(Count))
+    fn mark(f: &mut relax_ir::RelaxFunction, cx: &mut FunctionContext<'_>) -> PassResult {
+        let n = cx.module().live().count() as i64;
+        f.func.attrs.set("globals", relax_ir::AttrValue::Int(n));
+        Ok(true)
     }
-    fn fail(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-        Ok(Box::new(Fail))
+
+    crate::declare_pass! {
+        /// Counts.
+        COUNT: Module "count" { aliases: ["tally"], summary: "counts", run: count }
+    }
+    crate::declare_pass! {
+        /// Fails.
+        FAIL: Module "fail" { summary: "fails", run: fail }
+    }
+    crate::declare_pass! {
+        /// Marks each Relax function.
+        MARK: RelaxFunction "mark" { summary: "marks", run: mark }
     }
 
     fn registry() -> PassRegistry {
         let mut r = PassRegistry::new();
-        r.register(PassInfo {
-            name: "count",
-            aliases: &["tally"],
-            summary: "counts",
-            anchor: Anchor::Module,
-            options: &[],
-            create: count,
-        })
-        .unwrap();
-        r.register(PassInfo {
-            name: "fail",
-            aliases: &[],
-            summary: "fails",
-            anchor: Anchor::Module,
-            options: &[],
-            create: fail,
-        })
-        .unwrap();
+        r.register(COUNT).unwrap();
+        r.register(FAIL).unwrap();
+        r.register(MARK).unwrap();
         r.register_pipeline(NamedPipeline { name: "twice", summary: "", text: "count,tally" }).unwrap();
         r
     }
+
+    const SRC: &str = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def k(A: T.Buffer((T.int64(4),), "float32")):
+        A[T.int64(0)] = T.float32(1.0)
+
+    @R.function
+    def f(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        return x
+
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        return x
+"#;
 
     #[test]
     fn runs_in_order_with_aliases_and_pipelines() {
@@ -291,27 +324,58 @@ mod tests {
     fn rejects_bad_pipelines() {
         let r = registry();
         assert!(PassManager::new(&r, &Pipeline::parse("nope").unwrap()).is_err());
-        assert!(PassManager::new(&r, &Pipeline::parse("relax.function(count)").unwrap()).is_err());
-        assert!(PassManager::new(&r, &Pipeline::parse("count{x=1}").unwrap()).is_err());
+        let Err(PipelineError::Invalid(msg)) = PassManager::new(&r, &Pipeline::parse("relax.function(count)").unwrap())
+        else {
+            panic!("a module pass under a function anchor")
+        };
+        assert_eq!(msg, "pass `count` runs on the whole module and cannot be nested inside `relax.function(...)`");
+        assert!(PassManager::new(&r, &Pipeline::parse("tir.prim_func(mark)").unwrap()).is_err());
+        let Err(PipelineError::Invalid(msg)) = PassManager::new(&r, &Pipeline::parse("count{x=1}").unwrap()) else {
+            panic!("an unknown option")
+        };
+        assert_eq!(msg, "pass `count` has no option `x`: it takes no options");
         let mut dup = registry();
-        assert!(
-            dup.register(PassInfo {
-                name: "tally",
-                aliases: &[],
-                summary: "",
-                anchor: Anchor::Module,
-                options: &[],
-                create: count
-            })
-            .is_err()
-        );
+        assert!(dup.register(PassInfo { name: "tally", ..COUNT }).is_err());
+    }
+
+    #[test]
+    fn verifies_what_the_pass_could_change() {
+        let r = registry();
+        let scopes = RefCell::new(Vec::new());
+        let mut m = relax_parser::parse_module(SRC).expect("parses");
+        let (f, main) = (m.lookup("f").unwrap(), m.lookup("main").unwrap());
+        let mut pm = PassManager::new(&r, &Pipeline::parse("mark,count,relax.function(mark)").unwrap()).unwrap();
+        pm.set_verifier(Box::new(|_: &Module, scope| {
+            scopes.borrow_mut().push(scope);
+            Ok(())
+        }));
+        pm.run(&mut m, &mut PassContext::default()).unwrap();
+        drop(pm);
+        use VerifyScope::{Function, Module as Whole};
+        assert_eq!(*scopes.borrow(), [Function(f), Function(main), Whole, Function(f), Function(main)]);
+        // The pass saw every global (its own function as a placeholder), and the function
+        // is back in the module.
+        assert_eq!(m.relax(main).and_then(|f| f.func.attrs.get("globals")).and_then(|v| v.as_int()), Some(3));
+        relax_ir::verify::verify_module(&m).expect("verifies");
+
+        // `verify_each = false`: no verification.
+        scopes.borrow_mut().clear();
+        let mut pm = PassManager::new(&r, &Pipeline::parse("mark,count").unwrap()).unwrap();
+        pm.verify_each = false;
+        pm.set_verifier(Box::new(|_: &Module, scope| {
+            scopes.borrow_mut().push(scope);
+            Ok(())
+        }));
+        pm.run(&mut m, &mut PassContext::default()).unwrap();
+        drop(pm);
+        assert!(scopes.borrow().is_empty());
     }
 
     #[test]
     fn verifier_failure_names_the_pass() {
         let r = registry();
         let mut pm = PassManager::new(&r, &Pipeline::parse("count").unwrap()).unwrap();
-        pm.set_verifier(Box::new(|_m: &Module| Err(vec![Diagnostic::error(relax_ir::Span::NONE, "bad")])));
+        pm.set_verifier(Box::new(|_m: &Module, _| Err(vec![Diagnostic::error(relax_ir::Span::NONE, "bad")])));
         let mut m = Module::new();
         match pm.run(&mut m, &mut PassContext::default()) {
             Err(PipelineError::VerifyFailed { pass, .. }) => assert_eq!(pass, "count"),

@@ -1,138 +1,100 @@
-//! The `Pass` trait and what a pass sees while it runs.
+//! The three pass traits, one per anchor, and [`PassKind`], a built pass of one of them.
+//!
+//! A pass implements exactly one trait, and the trait decides where the manager runs it:
+//! [`ModulePass`] on the whole module, [`RelaxFunctionPass`] on each Relax function,
+//! [`PrimFuncPass`] on each PrimFunc. A function pass gets `&mut` to its function alone
+//! and reads the rest of the module through its [`FunctionContext`]. A pass that adds to
+//! the module (constants, PrimFuncs, functions) must be a module pass.
+//!
+//! [`ModuleFn`], [`RelaxFunctionFn`] and [`PrimFuncFn`] make a pass of a plain function,
+//! for passes without options or state (`declare_pass!`'s `run:` form).
 
 use relax_ir::diag::Diagnostic;
-use relax_ir::{Global, Module};
+use relax_ir::{Module, PrimFunc, RelaxFunction};
 
-/// What a pass operates on; function-anchored passes run once per function of their
-/// kind, and may be nested under `relax.function(...)` / `tir.prim_func(...)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Anchor {
-    /// The whole module.
-    Module,
-    /// Each Relax function.
-    RelaxFunction,
-    /// Each PrimFunc.
-    PrimFunc,
-}
+use crate::anchor::Anchor;
+use crate::context::{FunctionContext, PassContext};
 
-impl Anchor {
-    /// The name used in pipeline text (`module`, `relax.function`, `tir.prim_func`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Anchor::Module => "module",
-            Anchor::RelaxFunction => "relax.function",
-            Anchor::PrimFunc => "tir.prim_func",
-        }
-    }
-    /// The anchor named `s`.
-    pub fn from_name(s: &str) -> Option<Anchor> {
-        match s {
-            "module" => Some(Anchor::Module),
-            "relax.function" => Some(Anchor::RelaxFunction),
-            "tir.prim_func" => Some(Anchor::PrimFunc),
-            _ => None,
-        }
-    }
-    /// True when `g` is a function this anchor visits.
-    pub fn matches(self, m: &Module, g: Global) -> bool {
-        match self {
-            Anchor::Module => true,
-            Anchor::RelaxFunction => m.relax(g).is_some(),
-            Anchor::PrimFunc => m.prim_func(g).is_some(),
-        }
-    }
-}
-
-/// Options given to a pass in pipeline text: `fuse-ops{max-depth=8}`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PassOptions(pub Vec<(String, String)>);
-
-impl PassOptions {
-    /// The raw value of an option.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-}
-
-/// What a pass run reports: whether it changed the module, or the errors that stopped it.
+/// What a pass run reports: whether it changed the IR, or the errors that stopped it.
 pub type PassResult = Result<bool, Vec<Diagnostic>>;
 
-/// State shared by the passes of one pipeline run.
-#[derive(Debug, Default)]
-pub struct PassContext {
-    /// Optimization remarks and warnings emitted by passes (not errors).
-    pub remarks: Vec<Diagnostic>,
-    /// Names of passes (`fuse-ops`) whose remarks were requested (`--remarks=NAME`).
-    pub remarks_enabled: Vec<String>,
+/// A transformation of the whole module. It keeps no mutable state between runs.
+pub trait ModulePass: Send + Sync {
+    /// Runs on `m`.
+    fn run(&self, m: &mut Module, cx: &mut PassContext) -> PassResult;
 }
 
-impl PassContext {
-    /// True when remarks of `pass` were requested.
-    pub fn wants_remarks(&self, pass: &str) -> bool {
-        self.remarks_enabled.iter().any(|p| p == pass || p == "all")
-    }
-}
-
-/// A transformation of the module.
+/// A transformation of one Relax function, run on each Relax function of the module.
 ///
-/// A pass keeps no mutable state between runs. Function-anchored passes implement
-/// [`Pass::run_function`]; the manager calls it for every function of the anchor's kind.
-/// Module passes implement [`Pass::run_module`].
-pub trait Pass: Send + Sync {
-    /// Runs on the whole module (module-anchored passes).
-    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
-        let _ = (m, cx);
-        Ok(false)
-    }
-    /// Runs on one function (function-anchored passes).
-    fn run_function(&self, m: &mut Module, g: Global, cx: &mut PassContext) -> PassResult {
-        let _ = (m, g, cx);
-        Ok(false)
+/// While it runs, `f` is out of the module: [`FunctionContext::module`] shows the other
+/// functions as they are, and the slot of `f` itself as `Func::Unresolved` (see
+/// [`FunctionContext`]). The pass may change `f`'s body and attributes, but must keep its
+/// signature valid for its callers, since only `f` is verified after the pass.
+pub trait RelaxFunctionPass: Send + Sync {
+    /// Runs on `f`.
+    fn run(&self, f: &mut RelaxFunction, cx: &mut FunctionContext<'_>) -> PassResult;
+}
+
+/// A transformation of one PrimFunc, run on each PrimFunc of the module (as
+/// [`RelaxFunctionPass`] is for Relax functions).
+pub trait PrimFuncPass: Send + Sync {
+    /// Runs on `f`.
+    fn run(&self, f: &mut PrimFunc, cx: &mut FunctionContext<'_>) -> PassResult;
+}
+
+/// A built pass: one of the three kinds. Its anchor is its kind.
+pub enum PassKind {
+    /// A module pass.
+    Module(Box<dyn ModulePass>),
+    /// A Relax function pass.
+    RelaxFunction(Box<dyn RelaxFunctionPass>),
+    /// A PrimFunc pass.
+    PrimFunc(Box<dyn PrimFuncPass>),
+}
+
+impl PassKind {
+    /// What the pass runs on.
+    pub fn anchor(&self) -> Anchor {
+        match self {
+            PassKind::Module(_) => Anchor::Module,
+            PassKind::RelaxFunction(_) => Anchor::RelaxFunction,
+            PassKind::PrimFunc(_) => Anchor::PrimFunc,
+        }
     }
 }
 
-/// A module pass made of a function, for passes without options or state: the
-/// registry entry's factory is `|_| Ok(Box::new(ModuleFn(run)))`, so a pass file needs no
-/// type of its own.
+impl std::fmt::Debug for PassKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PassKind::{:?}", self.anchor())
+    }
+}
+
+/// A module pass made of a function.
 #[derive(Clone, Copy, Debug)]
 pub struct ModuleFn(pub fn(&mut Module, &mut PassContext) -> PassResult);
 
-impl Pass for ModuleFn {
-    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
+impl ModulePass for ModuleFn {
+    fn run(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
         (self.0)(m, cx)
     }
 }
 
-/// A function-anchored pass made of a function ([`Pass::run_function`]), as
-/// [`ModuleFn`] is for module passes: `|_| Ok(Box::new(FunctionFn(run)))`.
+/// A Relax function pass made of a function.
 #[derive(Clone, Copy, Debug)]
-pub struct FunctionFn(pub fn(&mut Module, Global, &mut PassContext) -> PassResult);
+pub struct RelaxFunctionFn(pub fn(&mut RelaxFunction, &mut FunctionContext<'_>) -> PassResult);
 
-impl Pass for FunctionFn {
-    fn run_function(&self, m: &mut Module, g: Global, cx: &mut PassContext) -> PassResult {
-        (self.0)(m, g, cx)
+impl RelaxFunctionPass for RelaxFunctionFn {
+    fn run(&self, f: &mut RelaxFunction, cx: &mut FunctionContext<'_>) -> PassResult {
+        (self.0)(f, cx)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A PrimFunc pass made of a function.
+#[derive(Clone, Copy, Debug)]
+pub struct PrimFuncFn(pub fn(&mut PrimFunc, &mut FunctionContext<'_>) -> PassResult);
 
-    #[test]
-    fn function_adapters_run_their_function() {
-        let mut m = Module::default();
-        let g = m.add("f", relax_ir::Func::Unresolved);
-        let mut cx = PassContext::default();
-        let module_pass: Box<dyn Pass> = Box::new(ModuleFn(|_, cx| {
-            cx.remarks.push(Diagnostic::remark(relax_ir::Span::NONE, "ran"));
-            Ok(true)
-        }));
-        assert_eq!(module_pass.run_module(&mut m, &mut cx), Ok(true));
-        assert_eq!(cx.remarks.len(), 1);
-        let function_pass: Box<dyn Pass> = Box::new(FunctionFn(|m, g, _| Ok(m.globals[g].name == "f")));
-        // A function pass does nothing as a module pass, and the reverse.
-        assert_eq!(function_pass.run_module(&mut m, &mut cx), Ok(false));
-        assert_eq!(module_pass.run_function(&mut m, g, &mut cx), Ok(false));
-        assert_eq!(function_pass.run_function(&mut m, g, &mut cx), Ok(true));
+impl PrimFuncPass for PrimFuncFn {
+    fn run(&self, f: &mut PrimFunc, cx: &mut FunctionContext<'_>) -> PassResult {
+        (self.0)(f, cx)
     }
 }

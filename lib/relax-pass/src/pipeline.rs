@@ -11,10 +11,13 @@
 //!
 //! A flat list is shorthand for `module(...)`; function-anchored passes inside it run on
 //! every function of their kind. `Display` prints the pipeline back in canonical form.
+//! The option list alone (`key=value` separated by `,` or spaces, as in a pass flag
+//! `--fuse-ops=max-depth=8`) is read by [`PassOptions::parse`].
 
 use std::fmt;
 
-use crate::pass::{Anchor, PassOptions};
+use crate::anchor::Anchor;
+use crate::options::PassOptions;
 
 /// One element of a pipeline.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,40 +161,57 @@ impl Parser<'_> {
             }
             Some(b'{') => {
                 self.pos += 1;
-                let mut options = Vec::new();
-                loop {
-                    self.skip_ws();
-                    if self.peek() == Some(b'}') {
-                        self.pos += 1;
-                        break;
-                    }
-                    if self.peek() == Some(b',') {
-                        self.pos += 1;
-                        continue;
-                    }
-                    let key = self.name()?;
-                    self.skip_ws();
-                    if self.peek() != Some(b'=') {
-                        return Err(self.err(format!("expected `=` after option `{key}`")));
-                    }
-                    self.pos += 1;
-                    self.skip_ws();
-                    let start = self.pos;
-                    while let Some(c) = self.peek() {
-                        if c == b'}' || c == b',' || c.is_ascii_whitespace() {
-                            break;
-                        }
-                        self.pos += 1;
-                    }
-                    if self.pos == self.s.len() {
-                        return Err(self.err("unclosed `{`".to_string()));
-                    }
-                    options.push((key, String::from_utf8_lossy(&self.s[start..self.pos]).into_owned()));
-                }
-                Ok(PipelineElement::Pass { name, options: PassOptions(options) })
+                let options = self.options(Some(b'}'))?;
+                Ok(PipelineElement::Pass { name, options })
             }
             _ => Ok(PipelineElement::Pass { name, options: PassOptions::default() }),
         }
+    }
+    /// An option list up to `close` (consumed) or, without one, to the end of the text.
+    fn options(&mut self, close: Option<u8>) -> Result<PassOptions, PipelineSyntaxError> {
+        let mut options = Vec::new();
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                None if close.is_none() => break,
+                Some(c) if Some(c) == close => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            let key = self.name()?;
+            self.skip_ws();
+            if self.peek() != Some(b'=') {
+                return Err(self.err(format!("expected `=` after option `{key}`")));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let start = self.pos;
+            while let Some(c) = self.peek() {
+                if Some(c) == close || c == b',' || c.is_ascii_whitespace() {
+                    break;
+                }
+                self.pos += 1;
+            }
+            if close.is_some() && self.pos == self.s.len() {
+                return Err(self.err("unclosed `{`".to_string()));
+            }
+            options.push((key, String::from_utf8_lossy(&self.s[start..self.pos]).into_owned()));
+        }
+        Ok(PassOptions(options))
+    }
+}
+
+impl PassOptions {
+    /// Parses an option list without braces: `max-depth=8,opt-level=2` or
+    /// `max-depth=8 opt-level=2` (the text of a pass flag's value).
+    pub fn parse(text: &str) -> Result<PassOptions, PipelineSyntaxError> {
+        Parser { s: text.as_bytes(), pos: 0 }.options(None)
     }
 }
 
@@ -254,6 +274,21 @@ mod tests {
         }
         let p = Pipeline::parse(" a , fuse-ops{ x=1, y=2 } ").unwrap();
         assert_eq!(p.to_string(), "a,fuse-ops{x=1 y=2}");
+        let p = Pipeline::parse("a{x=}").unwrap();
+        assert_eq!(p.to_string(), "a{x=}");
+    }
+
+    #[test]
+    fn parses_flag_options() {
+        let kv = |text: &str| PassOptions::parse(text).map(|o| o.0);
+        let two = vec![("max-depth".to_string(), "8".to_string()), ("opt-level".to_string(), "2".to_string())];
+        assert_eq!(kv("max-depth=8,opt-level=2"), Ok(two.clone()));
+        assert_eq!(kv("max-depth=8 opt-level=2"), Ok(two.clone()));
+        assert_eq!(kv(" max-depth = 8 , opt-level=2 "), Ok(two));
+        assert_eq!(kv(""), Ok(Vec::new()));
+        assert_eq!(kv("a=}"), Ok(vec![("a".to_string(), "}".to_string())]));
+        assert_eq!(PassOptions::parse("max-depth").unwrap_err().message, "expected `=` after option `max-depth`");
+        assert_eq!(PassOptions::parse("=8").unwrap_err().message, "expected a pass name, found `=`");
     }
 
     #[test]
@@ -263,6 +298,7 @@ mod tests {
         assert!(Pipeline::parse("module(a").is_err());
         assert!(Pipeline::parse("a{x}").is_err());
         assert!(Pipeline::parse("a{x=1").is_err());
+        assert!(Pipeline::parse("a{x=1 ").is_err());
         let deep = "module(".repeat(100);
         assert!(Pipeline::parse(&deep).is_err());
     }

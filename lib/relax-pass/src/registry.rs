@@ -1,20 +1,48 @@
 //! The pass registry: every pass and named pipeline the tools know, by kebab-case name.
+//! Entries are usually made by [`declare_pass!`](crate::declare_pass).
 
-use crate::pass::{Anchor, Pass, PassOptions};
+use crate::anchor::Anchor;
+use crate::options::{OptionError, PassOptions};
+use crate::pass::{ModulePass, PassKind, PrimFuncPass, RelaxFunctionPass};
 
-/// A typed option of a pass, for `--list-passes` and validation.
-#[derive(Clone, Copy, Debug)]
-pub struct OptionInfo {
-    /// The option key (`max-depth`).
-    pub name: &'static str,
-    /// One-line description.
-    pub help: &'static str,
-    /// The default, as text.
-    pub default: &'static str,
+pub use crate::options::OptionInfo;
+
+/// How a pass is built from its options. The variant is the pass's kind, and so its
+/// anchor: a factory cannot build a pass of another kind than it says.
+#[derive(Clone, Copy)]
+pub enum PassFactory {
+    /// Builds a module pass.
+    Module(fn(&PassOptions) -> Result<Box<dyn ModulePass>, OptionError>),
+    /// Builds a Relax function pass.
+    RelaxFunction(fn(&PassOptions) -> Result<Box<dyn RelaxFunctionPass>, OptionError>),
+    /// Builds a PrimFunc pass.
+    PrimFunc(fn(&PassOptions) -> Result<Box<dyn PrimFuncPass>, OptionError>),
 }
 
-/// Builds a pass from its options, or says why the options are wrong.
-pub type PassFactory = fn(&PassOptions) -> Result<Box<dyn Pass>, String>;
+impl PassFactory {
+    /// What the passes it builds run on.
+    pub fn anchor(&self) -> Anchor {
+        match self {
+            PassFactory::Module(_) => Anchor::Module,
+            PassFactory::RelaxFunction(_) => Anchor::RelaxFunction,
+            PassFactory::PrimFunc(_) => Anchor::PrimFunc,
+        }
+    }
+    /// Builds the pass.
+    pub fn build(&self, o: &PassOptions) -> Result<PassKind, OptionError> {
+        Ok(match self {
+            PassFactory::Module(f) => PassKind::Module(f(o)?),
+            PassFactory::RelaxFunction(f) => PassKind::RelaxFunction(f(o)?),
+            PassFactory::PrimFunc(f) => PassKind::PrimFunc(f(o)?),
+        })
+    }
+}
+
+impl std::fmt::Debug for PassFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PassFactory::{:?}", self.anchor())
+    }
+}
 
 /// A registered pass.
 #[derive(Clone, Copy)]
@@ -25,17 +53,26 @@ pub struct PassInfo {
     pub aliases: &'static [&'static str],
     /// One-line summary.
     pub summary: &'static str,
-    /// What the pass runs on.
-    pub anchor: Anchor,
     /// Its options.
     pub options: &'static [OptionInfo],
-    /// Its constructor.
-    pub create: PassFactory,
+    /// Its constructor, which also fixes its anchor.
+    pub factory: PassFactory,
+}
+
+impl PassInfo {
+    /// What the pass runs on.
+    pub fn anchor(&self) -> Anchor {
+        self.factory.anchor()
+    }
+    /// Builds the pass from `options`, or says (naming the pass) why they are wrong.
+    pub fn create(&self, options: &PassOptions) -> Result<PassKind, String> {
+        self.factory.build(options).map_err(|e| e.message(self.name))
+    }
 }
 
 impl std::fmt::Debug for PassInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PassInfo").field("name", &self.name).field("anchor", &self.anchor).finish()
+        f.debug_struct("PassInfo").field("name", &self.name).field("anchor", &self.anchor()).finish()
     }
 }
 
@@ -114,8 +151,8 @@ impl PassRegistry {
             if !p.aliases.is_empty() {
                 out.push_str(&format!(" (alias: {})", p.aliases.join(", ")));
             }
-            if p.anchor != Anchor::Module {
-                out.push_str(&format!(" [{}]", p.anchor.name()));
+            if p.anchor() != Anchor::Module {
+                out.push_str(&format!(" [{}]", p.anchor().name()));
             }
             out.push('\n');
             for o in p.options {

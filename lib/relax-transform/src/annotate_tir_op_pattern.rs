@@ -6,31 +6,24 @@
 //! fails on it too); a typed integer (`T.int64(2)`), which TVM rejects, is accepted.
 
 use relax_ir::printer::literals::{AttrCtx, write_attr};
-use relax_ir::{AttrValue, Diagnostic, Global, Module};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::{AttrValue, Diagnostic, PrimFunc};
+use relax_pass::{FunctionContext, PassResult, PrimFuncPass};
 
 use crate::analysis::op_pattern::{OP_PATTERN_ATTR, analyze_prim_func};
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "annotate-tir-op-pattern",
-    aliases: &[],
-    summary: "set the op_pattern attribute of each PrimFunc to its fusion pattern kind",
-    anchor: Anchor::PrimFunc,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(AnnotateTirOpPattern))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: PrimFunc "annotate-tir-op-pattern" {
+        summary: "set the op_pattern attribute of each PrimFunc to its fusion pattern kind",
+        new: |_| AnnotateTirOpPattern,
+    }
 }
 
 struct AnnotateTirOpPattern;
 
-impl Pass for AnnotateTirOpPattern {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let name = m.globals[g].name.clone();
-        let Some(f) = m.prim_func_mut(g) else { return Ok(false) };
+impl PrimFuncPass for AnnotateTirOpPattern {
+    fn run(&self, f: &mut PrimFunc, cx: &mut FunctionContext<'_>) -> PassResult {
+        let name = cx.name();
         let old = f.attrs.get(OP_PATTERN_ATTR).cloned();
         if let Some(v) = &old {
             match v.as_int() {

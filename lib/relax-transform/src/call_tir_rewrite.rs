@@ -30,31 +30,17 @@ use relax_ir::{
     AttrValue, Binding, Expr, ExprData, Global, Module, RelaxFunction, TensorShape, Ty, TyData, VDeviceInfo,
 };
 use relax_ir::{OpId, ops};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::PassResult;
 
 use crate::emit::{self, NameSupply};
 use crate::walk::{all_blocks, tidy_blocks};
 use relax_ir::Seq;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "call-tir-rewrite",
-    aliases: &[],
-    summary: "make allocations explicit: call_tir becomes alloc_tensor plus a destination-passing call",
-    anchor: Anchor::Module,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(CallTirRewrite))
-}
-
-struct CallTirRewrite;
-
-impl Pass for CallTirRewrite {
-    fn run_module(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
-        call_tir_rewrite_module(m)
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: Module "call-tir-rewrite" {
+        summary: "make allocations explicit: call_tir becomes alloc_tensor plus a destination-passing call",
+        run: |m, _| call_tir_rewrite_module(m),
     }
 }
 

@@ -14,31 +14,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::{BindingKind, Block, Expr, ExprData, Global, Module, RelaxFunction, Var};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::{BindingKind, Block, Expr, ExprData, RelaxFunction, Var};
 
 use crate::walk::tidy_blocks;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "canonicalize-bindings",
-    aliases: &[],
-    summary: "propagate copies, fold tuple items, inline constants",
-    anchor: Anchor::RelaxFunction,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(CanonicalizeBindings))
-}
-
-struct CanonicalizeBindings;
-
-impl Pass for CanonicalizeBindings {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.relax_mut(g) else { return Ok(false) };
-        Ok(canonicalize(f))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: RelaxFunction "canonicalize-bindings" {
+        summary: "propagate copies, fold tuple items, inline constants",
+        run: |f, _| Ok(canonicalize(f)),
     }
 }
 

@@ -10,28 +10,24 @@
 use std::collections::HashSet;
 
 use relax_ir::{Binding, BindingKind, Expr, ExprData, Func, Global, Module, RelaxFunction};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::{ModulePass, PassContext, PassResult};
 
 use crate::walk::{all_blocks, tidy_blocks, use_counts};
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "dead-code-elimination",
-    aliases: &["dce"],
-    summary: "remove unused pure bindings and unreachable functions",
-    anchor: Anchor::Module,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(DeadCodeElimination))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: Module "dead-code-elimination" {
+        aliases: ["dce"],
+        summary: "remove unused pure bindings and unreachable functions",
+        new: |_| DeadCodeElimination,
+    }
 }
 
-struct DeadCodeElimination;
+/// The pass.
+pub struct DeadCodeElimination;
 
-impl Pass for DeadCodeElimination {
-    fn run_module(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
+impl ModulePass for DeadCodeElimination {
+    fn run(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
         let mut changed = remove_unreachable(m);
         let globals: Vec<Global> = m.live().map(|(g, _)| g).collect();
         for g in globals {

@@ -29,11 +29,10 @@ pub mod rewrite;
 use std::collections::HashMap;
 
 use relax_ir::{Diagnostic, Func, Global, Module};
-use relax_pass::registry::OptionInfo;
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::{ModulePass, PassContext, PassResult};
 
 /// The pass name, as remarks are requested (`--remarks=fuse-ops`).
-pub const NAME: &str = "fuse-ops";
+pub const NAME: &str = INFO.name;
 
 /// TVM's `zero` pipeline (`relax.get_pipeline("zero")`): lowering and fusion.
 pub const ZERO_PIPELINE: relax_pass::registry::NamedPipeline = relax_pass::registry::NamedPipeline {
@@ -42,32 +41,18 @@ pub const ZERO_PIPELINE: relax_pass::registry::NamedPipeline = relax_pass::regis
     text: "legalize-ops,annotate-tir-op-pattern,fold-constant,fuse-ops,fuse-tir",
 };
 
-/// The default of `max-depth` (TVM's `relax.FuseOps.max_depth`).
-pub const DEFAULT_MAX_DEPTH: usize = 256;
-
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: NAME,
-    aliases: &[],
-    summary: "group the bindings of dataflow blocks into Primitive functions by operator pattern",
-    anchor: Anchor::Module,
-    options: &[
-        OptionInfo { name: "max-depth", help: "the largest number of bindings in one group", default: "256" },
-        OptionInfo { name: "opt-level", help: "0 disables fusion", default: "2" },
-    ],
-    create,
-};
-
-fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let int = |key: &str, default: usize| -> Result<usize, String> {
-        match o.get(key) {
-            None => Ok(default),
-            Some(v) => v.parse().map_err(|_| format!("`{key}` must be a non-negative integer, found `{v}`")),
-        }
-    };
-    let max_depth = int("max-depth", DEFAULT_MAX_DEPTH)?;
-    let opt_level = int("opt-level", 2)?;
-    Ok(Box::new(FuseOps { max_depth, fuse: opt_level > 0 }))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: Module "fuse-ops" {
+        summary: "group the bindings of dataflow blocks into Primitive functions by operator pattern",
+        new: FuseOps::new,
+    }
+    /// The options of `fuse-ops`.
+    pub struct FuseOpsOptions {
+        /// TVM's `relax.FuseOps.max_depth`.
+        pub max_depth: usize = 256 { key: "max-depth", help: "the largest number of bindings in one group" },
+        pub opt_level: usize = 2 { key: "opt-level", help: "0 disables fusion" },
+    }
 }
 
 /// The pass, with its options.
@@ -79,14 +64,21 @@ pub struct FuseOps {
     pub fuse: bool,
 }
 
-impl Default for FuseOps {
-    fn default() -> Self {
-        FuseOps { max_depth: DEFAULT_MAX_DEPTH, fuse: true }
+impl FuseOps {
+    /// The pass with `options`.
+    pub fn new(options: FuseOpsOptions) -> FuseOps {
+        FuseOps { max_depth: options.max_depth, fuse: options.opt_level > 0 }
     }
 }
 
-impl Pass for FuseOps {
-    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
+impl Default for FuseOps {
+    fn default() -> Self {
+        FuseOps::new(FuseOpsOptions::default())
+    }
+}
+
+impl ModulePass for FuseOps {
+    fn run(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
         let (changed, diags) = self.run(m, cx.wants_remarks(NAME));
         cx.remarks.extend(diags);
         Ok(changed)

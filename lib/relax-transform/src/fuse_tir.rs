@@ -28,28 +28,22 @@ use relax_ir::ops;
 use relax_ir::{
     AttrValue, Attrs, Call, Diagnostic, Expr, ExprData, Func, Global, Module, PrimExpr, RelaxFunction, TyData,
 };
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::{ModulePass, PassContext, PassResult};
 
 use crate::walk::all_blocks;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "fuse-tir",
-    aliases: &[],
-    summary: "turn each Primitive function made by fuse-ops into one PrimFunc",
-    anchor: Anchor::Module,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(FuseTir))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: Module "fuse-tir" {
+        summary: "turn each Primitive function made by fuse-ops into one PrimFunc",
+        new: |_| FuseTir,
+    }
 }
 
 struct FuseTir;
 
-impl Pass for FuseTir {
-    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
+impl ModulePass for FuseTir {
+    fn run(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
         let (changed, warnings) = fuse_tir(m);
         cx.remarks.extend(warnings);
         Ok(changed)

@@ -22,34 +22,18 @@
 
 use std::collections::{HashMap, HashSet};
 
-use relax_ir::{Binding, Block, Expr, ExprData, Global, Module, RelaxFunction, TyData, Var};
+use relax_ir::{Binding, Block, Expr, ExprData, RelaxFunction, TyData, Var};
 use relax_ir::{OpId, ops};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::emit;
 use crate::remove_purity_checking::mark_force_pure;
 use relax_ir::Seq;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "kill-after-last-use",
-    aliases: &[],
-    summary: "kill tensors, storages and objects after their last use",
-    anchor: Anchor::RelaxFunction,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(KillAfterLastUse))
-}
-
-struct KillAfterLastUse;
-
-impl Pass for KillAfterLastUse {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.relax_mut(g) else { return Ok(false) };
-        Ok(kill_after_last_use(f))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: RelaxFunction "kill-after-last-use" {
+        summary: "kill tensors, storages and objects after their last use",
+        run: |f, _| Ok(kill_after_last_use(f)),
     }
 }
 

@@ -16,32 +16,16 @@
 
 use relax_ir::diag::Diagnostic;
 use relax_ir::ops;
-use relax_ir::{Binding, DataType, ExprData, Global, Module, PrimExpr, RelaxFunction, TyData};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::{Binding, DataType, ExprData, PrimExpr, RelaxFunction, TyData};
 
 use crate::emit::{self, NameSupply};
 use relax_ir::Seq;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "lower-alloc-tensor",
-    aliases: &[],
-    summary: "give every remaining builtin.alloc_tensor a storage of its own",
-    anchor: Anchor::RelaxFunction,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(LowerAllocTensor))
-}
-
-struct LowerAllocTensor;
-
-impl Pass for LowerAllocTensor {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.relax_mut(g) else { return Ok(false) };
-        lower_alloc_tensor(f)
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: RelaxFunction "lower-alloc-tensor" {
+        summary: "give every remaining builtin.alloc_tensor a storage of its own",
+        run: |f, _| lower_alloc_tensor(f),
     }
 }
 

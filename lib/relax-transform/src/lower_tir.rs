@@ -5,25 +5,12 @@
 //! [`relax_ir::tir_lower`], which the tools also call directly before running or
 //! compiling a module; this pass shows its result (`relax-opt --lower-tir`).
 
-use relax_ir::{Global, Module, tir_lower};
-use relax_pass::{Anchor, FunctionFn, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::tir_lower;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "lower-tir",
-    aliases: &[],
-    summary: "lower the blocks of each PrimFunc: lets, ifs, allocations and buffer views (what the backends run)",
-    anchor: Anchor::PrimFunc,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(FunctionFn(run)))
-}
-
-fn run(m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-    let name = m.globals[g].name.clone();
-    let Some(f) = m.prim_func_mut(g) else { return Ok(false) };
-    tir_lower::lower_prim_func(&name, f).map_err(|d| vec![d])
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: PrimFunc "lower-tir" {
+        summary: "lower the blocks of each PrimFunc: lets, ifs, allocations and buffer views (what the backends run)",
+        run: |f, cx| tir_lower::lower_prim_func(cx.name(), f).map_err(|d| vec![d]),
+    }
 }

@@ -11,38 +11,23 @@
 
 use relax_ir::arith::Analyzer;
 use relax_ir::diag::Diagnostic;
-use relax_ir::{Binding, BindingKind, Expr, ExprData, Global, Module, RelaxFunction, TyData};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::{Binding, BindingKind, Expr, ExprData, Module, RelaxFunction, TyData};
+use relax_pass::{FunctionContext, PassResult};
 
 use crate::walk::tidy_blocks;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "normalize",
-    aliases: &[],
-    summary: "re-establish A-normal form, merge blocks, recompute types",
-    anchor: Anchor::RelaxFunction,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(Normalize))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: RelaxFunction "normalize" {
+        summary: "re-establish A-normal form, merge blocks, recompute types",
+        run: run,
+    }
 }
 
-struct Normalize;
-
-impl Pass for Normalize {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        // A working copy, so that calls can be typed against the module's signatures
-        // (this function's own included, for recursion).
-        let Some(mut f) = m.relax(g).cloned() else { return Ok(false) };
-        let changed = normalize_in(&mut f, Some(m))?;
-        if let Some(slot) = m.relax_mut(g) {
-            *slot = f;
-        }
-        Ok(changed)
-    }
+/// Calls are typed against the module's signatures; a call of the function from itself
+/// keeps its type (the function is out of the module while the pass runs).
+fn run(f: &mut RelaxFunction, cx: &mut FunctionContext<'_>) -> PassResult {
+    normalize_in(f, Some(cx.module()))
 }
 
 /// Normalizes one function without a module (calls of module functions keep their

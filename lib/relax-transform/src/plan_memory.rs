@@ -24,40 +24,32 @@ pub mod tokens;
 
 use relax_ir::diag::Diagnostic;
 use relax_ir::{AttrValue, Global, Module, RelaxFunction};
-use relax_pass::registry::OptionInfo;
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::{ModulePass, PassContext, PassResult};
 
 use crate::emit::NameSupply;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "plan-memory",
-    aliases: &["static-plan-block-memory"],
-    summary: "plan storage reuse for explicit allocations (runs call-tir-rewrite first when needed)",
-    anchor: Anchor::Module,
-    options: &[OptionInfo {
-        name: "check-only",
-        help: "do not plan: only check the plans already in the module (the self-check)",
-        default: "false",
-    }],
-    create,
-};
-
-fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let check_only = match o.get("check-only") {
-        None | Some("false") | Some("0") => false,
-        Some("true") | Some("1") => true,
-        Some(v) => return Err(format!("`check-only` takes true or false, not `{v}`")),
-    };
-    Ok(Box::new(PlanMemory { check_only }))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: Module "plan-memory" {
+        aliases: ["static-plan-block-memory"],
+        summary: "plan storage reuse for explicit allocations (runs call-tir-rewrite first when needed)",
+        new: |o: PlanMemoryOptions| PlanMemory { check_only: o.check_only },
+    }
+    /// The options of `plan-memory`.
+    pub struct PlanMemoryOptions {
+        pub check_only: bool = false {
+            key: "check-only",
+            help: "do not plan: only check the plans already in the module (the self-check)",
+        },
+    }
 }
 
 struct PlanMemory {
     check_only: bool,
 }
 
-impl Pass for PlanMemory {
-    fn run_module(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
+impl ModulePass for PlanMemory {
+    fn run(&self, m: &mut Module, cx: &mut PassContext) -> PassResult {
         if self.check_only {
             return check_module(m).map(|()| false);
         }
@@ -78,7 +70,8 @@ pub fn prepare(m: &mut Module) -> Result<bool, Vec<Diagnostic>> {
     let mut changed = false;
     let globals: Vec<Global> = m.live().map(|(g, _)| g).collect();
     for &g in &globals {
-        changed |= crate::rewrite_dataflow_reshape::rewrite_dataflow_reshape(m, g);
+        changed |= relax_pass::with_relax_function(m, g, crate::rewrite_dataflow_reshape::rewrite_dataflow_reshape)
+            .unwrap_or(false);
         if let Some(f) = m.relax_mut(g) {
             changed |= crate::call_tir_rewrite::make_non_dataflow(f);
             changed |= crate::remove_purity_checking::remove_purity_checking(f);

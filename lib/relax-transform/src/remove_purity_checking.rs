@@ -12,31 +12,15 @@
 
 use relax_ir::op::OpRef;
 use relax_ir::ops;
-use relax_ir::{AttrValue, Attrs, Call, ExprData, Global, Module, RelaxFunction};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::{AttrValue, Attrs, Call, ExprData, RelaxFunction};
 
 use crate::walk::all_blocks;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "remove-purity-checking",
-    aliases: &[],
-    summary: "mark pure functions relax.force_pure and turn pure packed calls into plain ones",
-    anchor: Anchor::RelaxFunction,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(RemovePurityChecking))
-}
-
-struct RemovePurityChecking;
-
-impl Pass for RemovePurityChecking {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.relax_mut(g) else { return Ok(false) };
-        Ok(remove_purity_checking(f))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: RelaxFunction "remove-purity-checking" {
+        summary: "mark pure functions relax.force_pure and turn pure packed calls into plain ones",
+        run: |f, _| Ok(remove_purity_checking(f)),
     }
 }
 

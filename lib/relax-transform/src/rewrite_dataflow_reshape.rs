@@ -15,42 +15,25 @@
 use relax_ir::arith::Analyzer;
 use relax_ir::ops;
 use relax_ir::{
-    BinOp, Buffer, Expr, ExprData, Func, Global, Module, PrimExpr, PrimExprData, PrimFunc, RelaxFunction, StmtData,
-    TyData,
+    BinOp, Buffer, Expr, ExprData, Func, Module, PrimExpr, PrimExprData, PrimFunc, RelaxFunction, StmtData, TyData,
 };
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
 
 use crate::analysis::reshape_pattern::has_reshape_pattern;
 use crate::emit;
 use crate::walk::all_blocks;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "rewrite-dataflow-reshape",
-    aliases: &[],
-    summary: "turn call_tir of reshape kernels inside dataflow blocks back into R.reshape views",
-    anchor: Anchor::RelaxFunction,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(RewriteDataflowReshape))
-}
-
-struct RewriteDataflowReshape;
-
-impl Pass for RewriteDataflowReshape {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        Ok(rewrite_dataflow_reshape(m, g))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: RelaxFunction "rewrite-dataflow-reshape" {
+        summary: "turn call_tir of reshape kernels inside dataflow blocks back into R.reshape views",
+        run: |f, cx| Ok(rewrite_dataflow_reshape(cx.module(), f)),
     }
 }
 
-/// Runs the pass on the Relax function `g` of `m`; returns true if it changed anything.
-pub fn rewrite_dataflow_reshape(m: &mut Module, g: Global) -> bool {
-    let Some(f) = m.relax(g) else { return false };
+/// Runs the pass on the Relax function `f`, whose kernels are PrimFuncs of `m`; returns
+/// true if it changed anything.
+pub fn rewrite_dataflow_reshape(m: &Module, f: &mut RelaxFunction) -> bool {
     let plan = plan(m, f);
-    let Some(f) = m.relax_mut(g) else { return false };
     if plan.is_empty() {
         return false;
     }

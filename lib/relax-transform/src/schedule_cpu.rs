@@ -27,34 +27,32 @@ mod matmul;
 mod nest;
 mod rules;
 
-use relax_ir::{AttrValue, ForKind, Global, Module, PrimFunc, Stmt, StmtData};
-use relax_pass::registry::OptionInfo;
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::{AttrValue, ForKind, PrimFunc, Stmt, StmtData};
+use relax_pass::{FunctionContext, PassResult, PrimFuncPass};
 
 use self::nest::{Nest, block_mut};
 
 /// The attribute that marks a scheduled kernel.
 pub const SCHEDULED_ATTR: &str = "tirx.is_scheduled";
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "schedule-cpu",
-    aliases: &[],
-    summary: "default CPU schedules: parallel outer loops, vectorized inner loops, tiled matmuls",
-    anchor: Anchor::PrimFunc,
-    options: &[OptionInfo { name: "vector-bits", help: "the width of the target's vector registers", default: "256" }],
-    create,
-};
-
-fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let vector_bits = match o.get("vector-bits") {
-        None => 256,
-        Some(v) => match v.parse::<i64>() {
-            Ok(b) if (8..=4096).contains(&b) && (b as u64).is_power_of_two() => b,
-            _ => return Err(format!("`vector-bits` must be a power of two from 8 to 4096, found `{v}`")),
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: PrimFunc "schedule-cpu" {
+        summary: "default CPU schedules: parallel outer loops, vectorized inner loops, tiled matmuls",
+        new: ScheduleCpu::new,
+    }
+    /// The options of `schedule-cpu`.
+    pub struct ScheduleCpuOptions {
+        pub vector_bits: i64 = 256 {
+            key: "vector-bits",
+            help: "the width of the target's vector registers",
+            check: is_vector_width, "a power of two from 8 to 4096",
         },
-    };
-    Ok(Box::new(ScheduleCpu { vector_bits }))
+    }
+}
+
+fn is_vector_width(&b: &i64) -> bool {
+    (8..=4096).contains(&b) && (b as u64).is_power_of_two()
 }
 
 /// The pass.
@@ -62,6 +60,13 @@ fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
 pub struct ScheduleCpu {
     /// The width of a vector register.
     pub vector_bits: i64,
+}
+
+impl ScheduleCpu {
+    /// The pass with `options`.
+    pub fn new(options: ScheduleCpuOptions) -> ScheduleCpu {
+        ScheduleCpu { vector_bits: options.vector_bits }
+    }
 }
 
 /// True when a kernel has blocks but neither the `tirx.is_scheduled` attribute nor a
@@ -84,9 +89,8 @@ pub fn is_unscheduled(f: &PrimFunc) -> bool {
     !scheduled
 }
 
-impl Pass for ScheduleCpu {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.prim_func_mut(g) else { return Ok(false) };
+impl PrimFuncPass for ScheduleCpu {
+    fn run(&self, f: &mut PrimFunc, _cx: &mut FunctionContext<'_>) -> PassResult {
         Ok(schedule_prim_func(f, self.vector_bits))
     }
 }

@@ -23,38 +23,30 @@
 use std::collections::HashMap;
 
 use relax_ir::{
-    AttrValue, BinOp, BlockNode, DataType, ForKind, Global, IterKind, Module, PrimExpr, PrimExprData, PrimFunc, Range,
-    Stmt, StmtData, SymVar, arith::substitute,
+    AttrValue, BinOp, BlockNode, DataType, ForKind, IterKind, PrimExpr, PrimExprData, PrimFunc, Range, Stmt, StmtData,
+    SymVar, arith::substitute,
 };
-use relax_pass::registry::OptionInfo;
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::{FunctionContext, PassResult, PrimFuncPass};
 
 /// The pass name.
-pub const NAME: &str = "schedule-gpu";
+pub const NAME: &str = INFO.name;
 /// The attribute that marks a scheduled kernel.
 pub const SCHEDULED_ATTR: &str = "tirx.is_scheduled";
-/// The default number of threads per block.
-pub const DEFAULT_MAX_THREADS: i64 = 256;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: NAME,
-    aliases: &[],
-    summary: "bind the spatial loops of each kernel stage to blockIdx.x / threadIdx.x",
-    anchor: Anchor::PrimFunc,
-    options: &[OptionInfo { name: "max-threads", help: "threads per block (1 to 1024)", default: "256" }],
-    create,
-};
-
-fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let max_threads = match o.get("max-threads") {
-        None => DEFAULT_MAX_THREADS,
-        Some(v) => match v.parse::<i64>() {
-            Ok(n) if (1..=1024).contains(&n) => n,
-            _ => return Err(format!("`max-threads` must be an integer from 1 to 1024, found `{v}`")),
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: PrimFunc "schedule-gpu" {
+        summary: "bind the spatial loops of each kernel stage to blockIdx.x / threadIdx.x",
+        new: |o: ScheduleGpuOptions| ScheduleGpu { max_threads: o.max_threads },
+    }
+    /// The options of `schedule-gpu`.
+    pub struct ScheduleGpuOptions {
+        pub max_threads: i64 = 256 {
+            key: "max-threads",
+            help: "threads per block (1 to 1024)",
+            check: |n| (1..=1024).contains(n), "an integer from 1 to 1024",
         },
-    };
-    Ok(Box::new(ScheduleGpu { max_threads }))
+    }
 }
 
 /// The pass, with its options.
@@ -64,9 +56,8 @@ pub struct ScheduleGpu {
     pub max_threads: i64,
 }
 
-impl Pass for ScheduleGpu {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.prim_func_mut(g) else { return Ok(false) };
+impl PrimFuncPass for ScheduleGpu {
+    fn run(&self, f: &mut PrimFunc, _cx: &mut FunctionContext<'_>) -> PassResult {
         if !needs_gpu_schedule(f) {
             return Ok(false);
         }

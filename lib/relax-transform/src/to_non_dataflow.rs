@@ -1,30 +1,23 @@
 //! `to-non-dataflow`: every dataflow block becomes a plain binding block and every
 //! dataflow variable an ordinary variable; adjacent plain blocks are merged.
 
-use relax_ir::{Global, Module};
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_ir::RelaxFunction;
+use relax_pass::{FunctionContext, PassResult, RelaxFunctionPass};
 
 use crate::walk::{all_blocks, tidy_blocks};
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "to-non-dataflow",
-    aliases: &[],
-    summary: "turn dataflow blocks into plain binding blocks",
-    anchor: Anchor::RelaxFunction,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(ToNonDataflow))
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: RelaxFunction "to-non-dataflow" {
+        summary: "turn dataflow blocks into plain binding blocks",
+        new: |_| ToNonDataflow,
+    }
 }
 
 struct ToNonDataflow;
 
-impl Pass for ToNonDataflow {
-    fn run_function(&self, m: &mut Module, g: Global, _cx: &mut PassContext) -> PassResult {
-        let Some(f) = m.relax_mut(g) else { return Ok(false) };
+impl RelaxFunctionPass for ToNonDataflow {
+    fn run(&self, f: &mut RelaxFunction, _cx: &mut FunctionContext<'_>) -> PassResult {
         let mut changed = false;
         for (_, b) in all_blocks(f) {
             if f.blocks[b].dataflow {

@@ -2,7 +2,7 @@
 //! missing and stale types.
 
 use relax_ir::{ExprData, Func, Global, Module, TyData};
-use relax_pass::{PassContext, PassOptions};
+use relax_pass::{PassContext, PassKind, PassOptions, run_on_relax_function};
 use relax_transform::normalize::normalize;
 
 const SRC: &str = r#"
@@ -68,8 +68,10 @@ class Module:
 "#;
 
 fn run_normalize(m: &mut Module, g: Global) -> relax_pass::PassResult {
-    let pass = (relax_transform::normalize::INFO.create)(&PassOptions::default()).expect("creates");
-    pass.run_function(m, g, &mut PassContext::default())
+    let Ok(PassKind::RelaxFunction(pass)) = relax_transform::normalize::INFO.create(&PassOptions::default()) else {
+        panic!("a Relax function pass")
+    };
+    run_on_relax_function(pass.as_ref(), m, g, &mut PassContext::default())
 }
 
 #[test]

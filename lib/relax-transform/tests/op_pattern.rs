@@ -1,7 +1,7 @@
 //! The public op-pattern API as FuseOps uses it: the kind of a parsed PrimFunc, and the
 //! attribute the pass stores and [`annotated_op_pattern`] reads back.
 
-use relax_pass::{Anchor, PassContext, PassOptions};
+use relax_pass::{Anchor, PassContext, PassKind, PassOptions, run_on_prim_func};
 use relax_transform::{OpPatternKind, analyze_prim_func, annotate_tir_op_pattern, annotated_op_pattern};
 
 const SRC: &str = r#"
@@ -35,14 +35,15 @@ fn analysis_and_attribute() {
     assert_eq!(annotated_op_pattern(m.prim_func(bias).unwrap()), None);
 
     let info = annotate_tir_op_pattern::INFO;
-    assert_eq!(info.anchor, Anchor::PrimFunc);
-    let pass = (info.create)(&PassOptions::default()).unwrap();
+    assert_eq!(info.anchor(), Anchor::PrimFunc);
+    let Ok(PassKind::PrimFunc(pass)) = info.create(&PassOptions::default()) else { panic!("a PrimFunc pass") };
+    let pass = pass.as_ref();
     let mut cx = PassContext::default();
-    assert!(pass.run_function(&mut m, bias, &mut cx).unwrap());
+    assert!(run_on_prim_func(pass, &mut m, bias, &mut cx).unwrap());
     // A non-zero annotation is kept, as in TVM.
-    assert!(!pass.run_function(&mut m, row_sum, &mut cx).unwrap());
+    assert!(!run_on_prim_func(pass, &mut m, row_sum, &mut cx).unwrap());
     assert_eq!(annotated_op_pattern(m.prim_func(bias).unwrap()), Some(OpPatternKind::ElemWise));
     assert_eq!(annotated_op_pattern(m.prim_func(row_sum).unwrap()), Some(OpPatternKind::Injective));
     // Running again changes nothing.
-    assert!(!pass.run_function(&mut m, bias, &mut cx).unwrap());
+    assert!(!run_on_prim_func(pass, &mut m, bias, &mut cx).unwrap());
 }

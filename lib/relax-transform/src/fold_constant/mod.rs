@@ -29,20 +29,14 @@ use relax_ir::{
     BindingKind, ConstData, ConstPayload, DataType, Expr, ExprData, Global, Module, PrimExprData, RelaxFunction,
     TensorShape, TyData, Var,
 };
-use relax_pass::{Anchor, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use relax_pass::{ModulePass, PassContext, PassResult};
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "fold-constant",
-    aliases: &[],
-    summary: "evaluate kernel calls whose inputs are all constants",
-    anchor: Anchor::Module,
-    options: &[],
-    create,
-};
-
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(FoldConstant::default()))
+relax_pass::declare_pass! {
+    /// Registry entry: the pass with the TIR interpreter ([`FoldConstant::default`]).
+    pub INFO: Module "fold-constant" {
+        summary: "evaluate kernel calls whose inputs are all constants",
+        new: |_| FoldConstant::default(),
+    }
 }
 
 pub use tir_eval::TirInterpreter;
@@ -82,8 +76,8 @@ impl Default for FoldConstant {
     }
 }
 
-impl Pass for FoldConstant {
-    fn run_module(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
+impl ModulePass for FoldConstant {
+    fn run(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
         let ev = Some(self.evaluator.as_ref());
         let globals: Vec<Global> =
             m.live().filter(|(_, gd)| matches!(gd.func, relax_ir::Func::Relax(_))).map(|(g, _)| g).collect();

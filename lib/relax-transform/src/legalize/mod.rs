@@ -62,20 +62,18 @@ use relax_ir::op::{OpId, OpRef, OpTable, ops};
 use relax_ir::{
     DataType, Expr, ExprData, Func, Global, Module, PrimExpr, RelaxFunction, SymVar, TensorShape, Ty, TyData,
 };
-use relax_pass::{Anchor, ModuleFn, PassContext, PassInfo, PassOptions};
+use relax_pass::{ModulePass, PassContext};
 
 use cx::Cx;
 use te::Tensor;
 
-/// Registry entry.
-pub const INFO: PassInfo = PassInfo {
-    name: "legalize-ops",
-    aliases: &[],
-    summary: "lower high-level op calls to call_tir of TensorIR PrimFuncs",
-    anchor: Anchor::Module,
-    options: &[],
-    create: |_| Ok(Box::new(ModuleFn(|m, _| Ok(legalize_module(m))))),
-};
+relax_pass::declare_pass! {
+    /// Registry entry.
+    pub INFO: Module "legalize-ops" {
+        summary: "lower high-level op calls to call_tir of TensorIR PrimFuncs",
+        run: |m, _| Ok(legalize_module(m)),
+    }
+}
 
 /// What a legalization produces: the PrimFunc's name hint and the output tensors.
 #[derive(Debug)]
@@ -353,9 +351,7 @@ pub fn legalize_module(m: &mut Module) -> bool {
     if targeted {
         // As TVM: kernels made for a device may leave the generic ones unused, so the
         // module goes through dead-code elimination.
-        if let Ok(dce) = (crate::dead_code_elimination::INFO.create)(&PassOptions::default()) {
-            let _ = dce.run_module(m, &mut PassContext::default());
-        }
+        let _ = crate::dead_code_elimination::DeadCodeElimination.run(m, &mut PassContext::default());
     }
     changed
 }
