@@ -1,6 +1,7 @@
 //! Diagnostics: the one error value every phase produces (lexer, parser, lowering,
 //! verifier, passes), rendered late by the driver with codespan-reporting (and by the
-//! language server as LSP diagnostics); [`printable`] is how both show its text.
+//! language server as LSP diagnostics); [`printable`] is how both show its text;
+//! [`suggest`] finds the "did you mean" of a misspelled name.
 //!
 //! A diagnostic carries byte spans into the source text, never line numbers. IR built by a
 //! pass has no source span; such diagnostics are rendered against the printed text of the
@@ -129,9 +130,35 @@ pub fn printable(s: &str) -> String {
     out
 }
 
+/// The candidate closest to `name` for a "did you mean": edit distance (with adjacent
+/// transpositions, `mian` → `main`, counting as one edit) at most a
+/// third of its length and at most 3 (ties go to the candidate first in byte order).
+pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.len() / 3).clamp(1, 3);
+    let mut best: Option<(usize, &str)> = None;
+    for cand in candidates {
+        if name.len().abs_diff(cand.len()) > limit {
+            continue;
+        }
+        let d = strsim::osa_distance(name, cand);
+        if d <= limit && best.is_none_or(|(bd, bc)| (d, cand) < (bd, bc)) {
+            best = Some((d, cand));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggestions_are_close_names() {
+        let names = ["max-depth", "fuse", "main"];
+        assert_eq!(suggest("max-dpth", names), Some("max-depth"));
+        assert_eq!(suggest("mian", names), Some("main"));
+        assert_eq!(suggest("zzzzzz", names), None);
+    }
 
     #[test]
     fn printable_escapes_and_cuts() {

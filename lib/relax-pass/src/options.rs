@@ -166,38 +166,7 @@ pub fn option_value<T: OptionValue>(
     }
 }
 
-/// The candidate closest to `name` (edit distance at most a third of its length, and at
-/// most 3), for a "did you mean".
-pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.len() / 3).clamp(1, 3);
-    let mut best: Option<(usize, &str)> = None;
-    for cand in candidates {
-        let d = edit_distance(name, cand, limit);
-        if d <= limit && best.is_none_or(|(bd, bc)| (d, cand) < (bd, bc)) {
-            best = Some((d, cand));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
-/// Levenshtein distance of `a` and `b` (bytes), or `limit + 1` when it exceeds `limit`.
-fn edit_distance(a: &str, b: &str, limit: usize) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len().abs_diff(b.len()) > limit {
-        return limit + 1;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()].min(limit + 1)
-}
+pub use relax_ir::diag::suggest;
 
 #[cfg(test)]
 mod tests {

@@ -358,8 +358,14 @@ fn fold_op(m: &mut Module, f: &mut RelaxFunction, value: Expr, ev: &dyn ConstEva
     let Some(results) = folded.filter(|r| !r.is_empty()) else { return false };
     if results.len() == 1 && !matches!(f.pool.ty(ty), TyData::Tuple(_)) {
         set_const(m, f, value, results.into_iter().next().expect("one result"));
-        return true;
+    } else {
+        set_const_tuple(m, f, value, results);
     }
+    true
+}
+
+/// Replaces `value` by a tuple of new constants.
+fn set_const_tuple(m: &mut Module, f: &mut RelaxFunction, value: Expr, results: Vec<ConstData>) {
     let mut fields = Vec::new();
     for r in results {
         let e = f.add_tuple([], None);
@@ -367,10 +373,9 @@ fn fold_op(m: &mut Module, f: &mut RelaxFunction, value: Expr, ev: &dyn ConstEva
         fields.push(e);
     }
     let tys: Vec<relax_ir::Ty> = fields.iter().map(|&e| f.ty_of(e).expect("typed")).collect();
-    let tty = f.pool.intern_ty(TyData::Tuple(tys));
+    let ty = f.pool.intern_ty(TyData::Tuple(tys));
     f.exprs[value] = ExprData::Tuple(f.new_list(fields));
-    f.expr_ty.set(value, Some(tty));
-    true
+    f.expr_ty.set(value, Some(ty));
 }
 
 /// Replaces `value` by a new constant.
@@ -432,16 +437,7 @@ fn fold_call_tir(
         return false;
     }
     if matches!(f.pool.ty(out), TyData::Tuple(_)) {
-        let mut fields = Vec::new();
-        for r in results {
-            let e = f.add_tuple([], None);
-            set_const(m, f, e, r);
-            fields.push(e);
-        }
-        let tys: Vec<relax_ir::Ty> = fields.iter().map(|&e| f.ty_of(e).expect("typed")).collect();
-        let ty = f.pool.intern_ty(TyData::Tuple(tys));
-        f.exprs[value] = ExprData::Tuple(f.new_list(fields));
-        f.expr_ty.set(value, Some(ty));
+        set_const_tuple(m, f, value, results);
     } else {
         let r = results.into_iter().next().expect("one result");
         set_const(m, f, value, r);

@@ -244,37 +244,10 @@ pub(crate) fn is_tvm_op(name: &str) -> bool {
     TVM_OPS.binary_search(&name).is_ok()
 }
 
-/// The known op name closest to `name` (edit distance at most a third of its length,
-/// and at most 3), for a "did you mean" note. `extra` are more candidates (the op table).
+/// The known op name closest to `name`, for a "did you mean" note ([`relax_ir::diag::suggest`]).
+/// `extra` are more candidates (the op table).
 pub(crate) fn suggest<'a>(name: &str, extra: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.len() / 3).clamp(1, 3);
-    let mut best: Option<(usize, &str)> = None;
-    for cand in TVM_OPS.iter().copied().chain(extra) {
-        let d = edit_distance(name, cand, limit);
-        if d <= limit && best.is_none_or(|(bd, bc)| (d, cand) < (bd, bc)) {
-            best = Some((d, cand));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
-/// Levenshtein distance of `a` and `b` (bytes), or `limit + 1` when it exceeds `limit`.
-fn edit_distance(a: &str, b: &str, limit: usize) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len().abs_diff(b.len()) > limit {
-        return limit + 1;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()].min(limit + 1)
+    relax_ir::diag::suggest(name, TVM_OPS.iter().copied().chain(extra))
 }
 
 #[cfg(test)]
@@ -296,12 +269,5 @@ mod tests {
         assert_eq!(suggest("ad", std::iter::empty()), Some("add"));
         assert_eq!(suggest("completely_unknown", std::iter::empty()), None);
         assert_eq!(suggest("my_op", ["my_opp"].into_iter()), Some("my_opp"));
-    }
-
-    #[test]
-    fn distance() {
-        assert_eq!(edit_distance("kitten", "sitting", 5), 3);
-        assert_eq!(edit_distance("abc", "abc", 1), 0);
-        assert_eq!(edit_distance("a", "abcdef", 2), 3);
     }
 }
