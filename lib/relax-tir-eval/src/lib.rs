@@ -6,11 +6,13 @@
 //! * [`scalar`], [`math`]: typed scalars with exact dtype semantics and the math of TIR
 //!   intrinsics, shared by the TIR interpreter and the reference kernels.
 //! * [`tir`]: the TIR interpreter.
+//! * [`bytes`]: the bytes behind a storage, owned or a mapped file.
 //! * [`print`]: the text form of values; [`error`]: run-time errors; [`hugepage`]:
 //!   zeroed tensor storage backed by huge pages where the system has them.
 //!
 //! It depends on the IR only: no parser, no passes, no code generator.
 
+pub mod bytes;
 pub mod error;
 pub mod hugepage;
 pub mod math;

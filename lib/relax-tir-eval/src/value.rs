@@ -13,10 +13,16 @@ use std::rc::Rc;
 
 use relax_ir::{DataType, Expr, Global, SymVar, Var};
 
+pub use crate::bytes::ByteBuf;
 use crate::scalar::{Scalar, round_float};
 
-/// Shared bytes.
-pub type Bytes = Rc<RefCell<Vec<u8>>>;
+/// Shared bytes: the process's memory or a mapped file ([`ByteBuf`]).
+pub type Bytes = Rc<RefCell<ByteBuf>>;
+
+/// Shared bytes holding `v`.
+pub fn shared_bytes(v: Vec<u8>) -> Bytes {
+    Rc::new(RefCell::new(ByteBuf::Heap(v)))
+}
 
 /// A storage object (`R.memory.alloc_storage`): bytes, with the dtype it was made for.
 #[derive(Clone)]
@@ -28,7 +34,7 @@ pub struct Storage {
 impl Storage {
     /// `size` zero bytes.
     pub fn new(size: usize) -> Storage {
-        Storage { bytes: Rc::new(RefCell::new(vec![0; size])) }
+        Storage { bytes: shared_bytes(vec![0; size]) }
     }
     /// Its size in bytes.
     pub fn len(&self) -> usize {
@@ -62,7 +68,7 @@ impl Tensor {
     /// A zero-filled tensor in a storage of its own.
     pub fn zeros(shape: &[i64], dtype: DataType) -> Tensor {
         let n = numel(shape) * dtype.bytes() as usize;
-        Tensor { data: Rc::new(RefCell::new(crate::hugepage::zeroed(n))), offset: 0, shape: shape.to_vec(), dtype }
+        Tensor { data: shared_bytes(crate::hugepage::zeroed(n)), offset: 0, shape: shape.to_vec(), dtype }
     }
     /// A tensor from scalars in row-major order (each cast to `dtype`).
     pub fn from_scalars(shape: &[i64], dtype: DataType, values: impl IntoIterator<Item = Scalar>) -> Tensor {
@@ -110,7 +116,7 @@ impl Tensor {
     /// A copy in a storage of its own.
     pub fn deep_copy(&self) -> Tensor {
         let bytes = self.bytes();
-        Tensor { data: Rc::new(RefCell::new(bytes)), offset: 0, shape: self.shape.clone(), dtype: self.dtype }
+        Tensor { data: shared_bytes(bytes), offset: 0, shape: self.shape.clone(), dtype: self.dtype }
     }
     /// Copies the elements of `src` (same element count and dtype) into this view.
     pub fn copy_from(&self, src: &Tensor) {

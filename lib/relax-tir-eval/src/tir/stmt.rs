@@ -1,9 +1,6 @@
 //! Execution of lowered TIR statements (`relax_ir::tir_lower`): a block is an internal
 //! error, since whoever hands a module to the interpreter lowers it first.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use relax_entity::EntityRef;
 use relax_ir::{AttrNode, Buffer, PrimExprData, Stmt, StmtData};
 
@@ -171,7 +168,7 @@ impl Frame<'_> {
             }
             shape.push(v);
         }
-        let data = Rc::new(RefCell::new(vec![0u8; numel(&shape) * bd.dtype.bytes() as usize]));
+        let data = crate::value::shared_bytes(vec![0u8; numel(&shape) * bd.dtype.bytes() as usize]);
         self.data_vars.insert(bd.data, (data.clone(), 0));
         let strides = row_major_strides(&shape);
         self.bufs[b.index()] = Some(BufView { data, base: 0, shape, strides, dtype: bd.dtype });
