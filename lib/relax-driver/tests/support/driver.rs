@@ -68,7 +68,9 @@ pub fn check_with(input: &[u8], flags: &[&str]) -> Result<(), String> {
     let Ok((status, stdout, stderr)) = result else {
         return Err("relax-opt panicked".into());
     };
-    if took > Duration::from_secs(5) {
+    // A guard against hangs, not a speed test: far above any input's time on a loaded
+    // machine.
+    if took > Duration::from_secs(30) {
         return Err(format!("took {took:?}"));
     }
     if status != 0 && status != 1 {

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""A numpy reference of the Llama-family decoder that relax-llm writes (docs/llm.md).
+
+Reads a GGUF file with the `gguf` package (its reader and reference dequantizers),
+runs the prompt and greedy generation in float64 with a plain growing KV cache, and
+writes the generated token ids (stdout, comma-separated) and, with --logits-out, the
+logits of every generated token as a (steps, vocab) float32 .npy, the same outputs as
+`relax-run --generate`. It is written from the model's definition (ggml's operations in
+llama.cpp's graph for `llama` and `qwen2`), not from relax's module, so the two check
+each other.
+
+    reference.py model.gguf --prompt 1,2,3 --max-new-tokens 8 [--logits-out L.npy]
+"""
+import argparse
+import sys
+
+import numpy as np
+
+
+def field(reader, key, default=None):
+    f = reader.fields.get(key)
+    if f is None:
+        return default
+    v = f.parts[f.data[0]]
+    if len(f.types) and f.types[0] == 8:  # string
+        return bytes(v).decode()
+    return v[0].item() if hasattr(v, "__len__") and len(v) == 1 else v
+
+
+def load(path):
+    import gguf
+
+    r = gguf.GGUFReader(path)
+    arch = field(r, "general.architecture")
+    if arch not in ("llama", "qwen2"):
+        sys.exit(f"reference.py: unsupported architecture {arch!r}")
+    cfg = {
+        "arch": arch,
+        "n_layer": int(field(r, f"{arch}.block_count")),
+        "n_embd": int(field(r, f"{arch}.embedding_length")),
+        "n_head": int(field(r, f"{arch}.attention.head_count")),
+        "n_head_kv": int(field(r, f"{arch}.attention.head_count_kv", field(r, f"{arch}.attention.head_count"))),
+        "eps": float(field(r, f"{arch}.attention.layer_norm_rms_epsilon", 1e-5)),
+        "base": float(field(r, f"{arch}.rope.freq_base", 10000.0)),
+    }
+    cfg["head_dim"] = int(field(r, f"{arch}.attention.key_length", cfg["n_embd"] // cfg["n_head"]))
+    cfg["n_rot"] = int(field(r, f"{arch}.rope.dimension_count", cfg["head_dim"]))
+    scaling = field(r, f"{arch}.rope.scaling.type", "none")
+    factor = float(field(r, f"{arch}.rope.scaling.factor", 1.0) or 1.0)
+    cfg["freq_scale"] = 1.0 / factor if scaling == "linear" and factor > 0 else 1.0
+    weights = {}
+    for t in r.tensors:
+        shape = [int(x) for x in reversed(t.shape.tolist())]  # outermost first
+        data = gguf.quants.dequantize(t.data, t.tensor_type)
+        weights[t.name] = np.asarray(data, dtype=np.float64).reshape(shape)
+    return cfg, weights
+
+
+def rms_norm(x, w, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def rope(x, pos, cfg, factors):
+    """x: (n, heads, head_dim); pos: (n,)."""
+    r = cfg["n_rot"]
+    i = np.arange(0, r, 2, dtype=np.float64)
+    inv = cfg["freq_scale"] * cfg["base"] ** (-i / r)
+    if factors is not None:
+        inv = inv / factors
+    ang = pos[:, None, None] * inv[None, None, :]
+    c, s = np.cos(ang), np.sin(ang)
+    out = x.copy()
+    if cfg["arch"] == "qwen2":  # halves (NeoX)
+        a, b = x[..., : r // 2], x[..., r // 2 : r]
+        out[..., : r // 2] = a * c - b * s
+        out[..., r // 2 : r] = a * s + b * c
+    else:  # adjacent pairs
+        a, b = x[..., 0:r:2], x[..., 1:r:2]
+        out[..., 0:r:2] = a * c - b * s
+        out[..., 1:r:2] = a * s + b * c
+    return out
+
+
+def forward(cfg, w, tokens, cache, past):
+    """Runs positions past..past+n; cache[layer] = (K, V) lists grown in place."""
+    n = len(tokens)
+    h, kvh, hd = cfg["n_head"], cfg["n_head_kv"], cfg["head_dim"]
+    x = w["token_embd.weight"][tokens]
+    pos = np.arange(past, past + n, dtype=np.float64)
+    factors = w.get("rope_freqs.weight")
+    for l in range(cfg["n_layer"]):
+        p = f"blk.{l}."
+        hn = rms_norm(x, w[p + "attn_norm.weight"], cfg["eps"])
+        q = hn @ w[p + "attn_q.weight"].T + w.get(p + "attn_q.bias", 0.0)
+        k = hn @ w[p + "attn_k.weight"].T + w.get(p + "attn_k.bias", 0.0)
+        v = hn @ w[p + "attn_v.weight"].T + w.get(p + "attn_v.bias", 0.0)
+        q = rope(q.reshape(n, h, hd), pos, cfg, factors)
+        k = rope(k.reshape(n, kvh, hd), pos, cfg, factors)
+        v = v.reshape(n, kvh, hd)
+        K, V = cache[l]
+        K = np.concatenate([K, k]) if K is not None else k
+        V = np.concatenate([V, v]) if V is not None else v
+        cache[l] = (K, V)
+        g = h // kvh
+        out = np.empty((n, h, hd))
+        for s in range(n):
+            t = past + s + 1
+            for head in range(h):
+                sc = K[:t, head // g] @ q[s, head] / np.sqrt(hd)
+                e = np.exp(sc - sc.max())
+                out[s, head] = (e / e.sum()) @ V[:t, head // g]
+        x = x + out.reshape(n, h * hd) @ w[p + "attn_output.weight"].T
+        hn = rms_norm(x, w[p + "ffn_norm.weight"], cfg["eps"])
+        gate = hn @ w[p + "ffn_gate.weight"].T
+        up = hn @ w[p + "ffn_up.weight"].T
+        act = gate / (1.0 + np.exp(-gate)) * up
+        x = x + act @ w[p + "ffn_down.weight"].T
+    last = rms_norm(x[-1:], w["output_norm.weight"], cfg["eps"])
+    head = w.get("output.weight", w["token_embd.weight"])
+    return (last @ head.T)[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--prompt", required=True)
+    ap.add_argument("--max-new-tokens", type=int, default=8)
+    ap.add_argument("--logits-out")
+    a = ap.parse_args()
+    cfg, w = load(a.model)
+    tokens = [int(t) for t in a.prompt.split(",")]
+    cache = [(None, None)] * cfg["n_layer"]
+    logits = forward(cfg, w, np.array(tokens), cache, 0)
+    past = len(tokens)
+    out, rows = [], []
+    while True:
+        nxt = int(np.argmax(logits))
+        out.append(nxt)
+        rows.append(logits.astype(np.float32))
+        if len(out) == a.max_new_tokens:
+            break
+        logits = forward(cfg, w, np.array([nxt]), cache, past)
+        past += 1
+    print(",".join(map(str, out)))
+    if a.logits_out:
+        np.save(a.logits_out, np.stack(rows))
+
+
+if __name__ == "__main__":
+    main()
