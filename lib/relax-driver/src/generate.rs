@@ -208,8 +208,12 @@ impl<'m> StepFn<'m> {
     /// Checks the arguments' dims against the function's `tir_var_upper_bound`.
     fn check_bounds(&self, args: &[Value]) -> Result<(), String> {
         for (p, d, var, ub) in &self.bounds {
-            if let Some(Value::Tensor(t)) = args.get(*p)
-                && let Some(&dim) = t.shape.get(*d)
+            let dims = match args.get(*p) {
+                Some(Value::Tensor(t)) => &t.shape,
+                Some(Value::Shape(s)) => s,
+                _ => continue,
+            };
+            if let Some(&dim) = dims.get(*d)
                 && dim > *ub
             {
                 return Err(format!(
@@ -222,8 +226,8 @@ impl<'m> StepFn<'m> {
     }
 }
 
-/// (param, dim, variable name, upper bound) for each parameter dim that is a bare
-/// variable named in `tir_var_upper_bound`.
+/// (param, dim, variable name, upper bound) for each dim of a tensor or shape parameter
+/// that is a bare variable named in `tir_var_upper_bound`.
 fn param_bounds(f: &RelaxFunction) -> Vec<(usize, usize, String, i64)> {
     let Some(AttrValue::Dict(items)) = f.func.attrs.get("tir_var_upper_bound") else { return Vec::new() };
     let mut out = Vec::new();

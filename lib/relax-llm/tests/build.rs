@@ -45,3 +45,22 @@ fn dump() {
     let s = spec(&sizes(Arch::Qwen2), WeightType::F32, false);
     std::fs::write("/tmp/llm_qwen_f32.rlx", relax_llm::emit::module_text(&s)).unwrap();
 }
+
+#[test]
+#[ignore = "writes /tmp/tinyllama_*.rlx for manual inspection"]
+fn dump_tinyllama() {
+    let s = Sizes {
+        arch: Arch::Llama,
+        layers: 22,
+        n_embd: 2048,
+        n_head: 32,
+        n_head_kv: 4,
+        n_ff: 5632,
+        n_vocab: 32000,
+        n_ctx: 2048,
+    };
+    for (name, ty) in [("f32", WeightType::F32), ("q4_0", WeightType::Q4_0), ("q8_0", WeightType::Q8_0)] {
+        std::fs::write(format!("/tmp/tinyllama_{name}.rlx"), relax_llm::emit::module_text(&spec(&s, ty, false)))
+            .unwrap();
+    }
+}

@@ -52,6 +52,7 @@ relax_pass::declare_pass! {
         /// TVM's `relax.FuseOps.max_depth`.
         pub max_depth: usize = 256 { key: "max-depth", help: "the largest number of bindings in one group" },
         pub opt_level: usize = 2 { key: "opt-level", help: "0 disables fusion" },
+        pub matmul_operands: bool = false { key: "matmul-operands", help: "fuse injective producers (a weight's decode, a transpose) into the matmul they feed (not TVM's rule)" },
     }
 }
 
@@ -62,12 +63,14 @@ pub struct FuseOps {
     pub max_depth: usize,
     /// False at `opt-level=0`.
     pub fuse: bool,
+    /// `matmul-operands`: injective producers fuse into the matmul they feed.
+    pub matmul_operands: bool,
 }
 
 impl FuseOps {
     /// The pass with `options`.
     pub fn new(options: FuseOpsOptions) -> FuseOps {
-        FuseOps { max_depth: options.max_depth, fuse: options.opt_level > 0 }
+        FuseOps { max_depth: options.max_depth, fuse: options.opt_level > 0, matmul_operands: options.matmul_operands }
     }
 }
 
@@ -130,7 +133,12 @@ impl FuseOps {
             for loc in f.all_seqs() {
                 let params = if loc == f.func.body { f.func.params.clone() } else { Vec::new() };
                 let graph = graph::build(m, &f, loc, &params);
-                let part = partition::partition(&graph, self.max_depth, self.fuse);
+                let rules = partition::Rules {
+                    max_depth: self.max_depth,
+                    fuse: self.fuse,
+                    matmul_operands: self.matmul_operands,
+                };
+                let part = partition::partition(&graph, rules);
                 if remarks {
                     remarks::collect(m, &f, &name, &graph, &part, &mut notes);
                 }

@@ -28,7 +28,7 @@ fn anchors_follow_the_pass_traits() {
 #[test]
 fn typed_options_reach_the_pass() {
     use relax_transform::fuse_ops::{FuseOps, FuseOpsOptions};
-    assert_eq!(FuseOpsOptions::default(), FuseOpsOptions { max_depth: 256, opt_level: 2 });
+    assert_eq!(FuseOpsOptions::default(), FuseOpsOptions { max_depth: 256, opt_level: 2, matmul_operands: false });
     let off = FuseOps::new(FuseOpsOptions { opt_level: 0, ..Default::default() });
     assert!(!off.fuse);
     assert_eq!(FuseOps::default().max_depth, 256);

@@ -158,6 +158,17 @@ impl Partition {
     }
 }
 
+/// The fusion rules of a partition.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// The largest number of nodes in one group.
+    pub max_depth: usize,
+    /// False only initialises the groups (`opt-level=0`).
+    pub fuse: bool,
+    /// Fuse injective producers into the matmul they feed (see the module doc).
+    pub matmul_operands: bool,
+}
+
 struct Partitioner<'a> {
     g: &'a Graph,
     tree: Vec<TreeNode>,
@@ -167,8 +178,9 @@ struct Partitioner<'a> {
     visited: HashSet<usize>,
 }
 
-/// Partitions `g` with the given size limit; `fuse` false only initialises the groups.
-pub fn partition(g: &Graph, max_depth: usize, fuse: bool) -> Partition {
+/// Partitions `g` by `rules`.
+pub fn partition(g: &Graph, rules: Rules) -> Partition {
+    let Rules { max_depth, fuse, matmul_operands } = rules;
     let groups = g
         .nodes
         .iter()
@@ -184,6 +196,9 @@ pub fn partition(g: &Graph, max_depth: usize, fuse: bool) -> Partition {
     if fuse {
         for phase in 0..3 {
             p.run(phase);
+        }
+        if matmul_operands {
+            p.fuse_matmul_operands();
         }
     }
     Partition { groups: p.groups, tree: p.tree, verdicts: p.verdicts }
@@ -269,6 +284,34 @@ impl Partitioner<'_> {
             } else {
                 self.verdicts[nid] = Verdict::Reduce;
             }
+        }
+    }
+
+    /// The last phase of [`Rules::matmul_operands`].
+    fn fuse_matmul_operands(&mut self) {
+        use OpPatternKind::*;
+        for nid in 0..self.g.nodes.len() {
+            let root = self.find_root(nid);
+            if self.groups[root].pattern > Injective || self.groups[root].anchor {
+                continue;
+            }
+            let Some(parent) = self.tree[nid].parent else { continue };
+            let sink_root = self.find_root(parent);
+            if sink_root == root || !self.groups[sink_root].anchor || self.groups[sink_root].pattern != OutEWiseFusable
+            {
+                continue;
+            }
+            let count = self.count_fused_nodes_with_new_child(nid, parent);
+            if count > self.max_depth {
+                self.verdicts[nid] = Verdict::TooDeep { count, max: self.max_depth };
+                continue;
+            }
+            self.try_fuse(
+                nid,
+                parent,
+                &|kind, sink| if sink { kind == OutEWiseFusable } else { kind <= Injective },
+                &|sink| if sink { OutEWiseFusable } else { Injective },
+            );
         }
     }
 
@@ -402,6 +445,10 @@ mod tests {
         g
     }
 
+    fn rules(max_depth: usize) -> Rules {
+        Rules { max_depth, fuse: true, matmul_operands: false }
+    }
+
     fn groups(p: &Partition) -> Vec<usize> {
         (0..p.groups.len()).map(|n| p.root(n)).collect()
     }
@@ -413,7 +460,7 @@ mod tests {
             &[(Opaque, true), (OutEWiseFusable, false), (ElemWise, false), (ElemWise, true)],
             &[(0, 1), (1, 2), (2, 3)],
         );
-        let p = partition(&g, 256, true);
+        let p = partition(&g, rules(256));
         assert_eq!(groups(&p), [0, 3, 3, 3]);
         assert_eq!(p.groups[3].pattern, OutEWiseFusable);
     }
@@ -425,7 +472,7 @@ mod tests {
             &[(Opaque, true), (ElemWise, false), (ElemWise, false), (ElemWise, false), (Broadcast, true)],
             &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4)],
         );
-        let p = partition(&g, 256, true);
+        let p = partition(&g, rules(256));
         assert_eq!(p.tree[1].parent, Some(4));
         assert_eq!(groups(&p), [0, 4, 4, 4, 4]);
     }
@@ -437,7 +484,7 @@ mod tests {
             &[(Opaque, true), (ElemWise, false), (OutEWiseFusable, true), (CommReduce, false), (ElemWise, true)],
             &[(0, 1), (1, 2), (0, 3), (3, 4)],
         );
-        let p = partition(&g, 256, true);
+        let p = partition(&g, rules(256));
         assert_eq!(groups(&p), [0, 1, 2, 3, 4]);
         assert_eq!(p.verdicts[1], Verdict::BroadcastEdge { path: OutEWiseFusable });
         assert_eq!(p.verdicts[3], Verdict::Reduce);
@@ -447,7 +494,34 @@ mod tests {
     fn max_depth_and_opt_level() {
         let kinds = [(Opaque, true), (ElemWise, false), (ElemWise, false), (ElemWise, true)];
         let g = graph(&kinds, &[(0, 1), (1, 2), (2, 3)]);
-        assert_eq!(groups(&partition(&g, 2, true)), [0, 2, 2, 3]);
-        assert_eq!(groups(&partition(&g, 256, false)), [0, 1, 2, 3]);
+        assert_eq!(groups(&partition(&g, rules(2))), [0, 2, 2, 3]);
+        assert_eq!(groups(&partition(&g, Rules { fuse: false, ..rules(256) })), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn matmul_operands_take_their_injective_producers() {
+        // w (param) -> decode (injective) -> transpose (injective) -> matmul -> add (output);
+        // x (param) -> matmul.
+        let g = graph(
+            &[
+                (Opaque, true),
+                (Injective, false),
+                (Injective, false),
+                (Opaque, true),
+                (OutEWiseFusable, false),
+                (ElemWise, true),
+            ],
+            &[(0, 1), (1, 2), (2, 4), (3, 4), (4, 5)],
+        );
+        assert_eq!(groups(&partition(&g, rules(256))), [0, 2, 2, 3, 5, 5], "TVM's rules keep the operand apart");
+        let p = partition(&g, Rules { matmul_operands: true, ..rules(256) });
+        assert_eq!(groups(&p), [0, 5, 5, 3, 5, 5]);
+        assert_eq!(p.groups[5].pattern, OutEWiseFusable);
+        // A producer with a second consumer stays apart: its post-dominator is not the matmul.
+        let g = graph(
+            &[(Opaque, true), (Injective, false), (OutEWiseFusable, true), (ElemWise, true)],
+            &[(0, 1), (1, 2), (1, 3)],
+        );
+        assert_eq!(groups(&partition(&g, Rules { matmul_operands: true, ..rules(256) })), [0, 1, 2, 3]);
     }
 }
