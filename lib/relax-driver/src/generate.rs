@@ -1,13 +1,15 @@
 //! `relax-run --generate`: token generation with a model of two functions, `prefill` and
-//! `decode` (`docs/llama.md`, `docs/cli.md`), and `--weights-dir`, which binds parameters
-//! by name from `.npy` files.
+//! `decode` (`docs/llama.md`, `docs/llm.md`, `docs/cli.md`), and `--weights-dir` and
+//! `--weights`, which bind parameters by name to `.npy` files and to a GGUF file's
+//! tensors.
 //!
 //! The calling convention:
 //!
 //! * Parameter 0 of both functions is the token ids, an integer tensor of shape `(1, n)`
 //!   (or `(n,)`): the prompt for `prefill`, the last token for `decode`.
-//! * A parameter named `NAME` for which `DIR/NAME.npy` exists is a weight: each file is
-//!   read once and the same tensor is passed to every call (kernels must not write it).
+//! * A parameter named `NAME` for which `DIR/NAME.npy` exists, or the GGUF file has a
+//!   tensor, is a weight: each is read (or mapped) once and the same tensor is passed to
+//!   every call (kernels must not write it).
 //! * Every other parameter of `decode` is **state**: the first call gets the state that
 //!   `prefill` returned, each later call the state of the call before (the KV cache).
 //! * Both functions return a tuple `(next_token, logits, state...)`: `next_token` an
@@ -49,22 +51,30 @@ pub struct GenerateArgs {
     /// files then fill the other parameters in order.
     #[arg(long = "weights-dir", value_name = "DIR")]
     pub weights_dir: Option<PathBuf>,
+    /// Bind each parameter to the tensor of this GGUF file whose name it is (`.` and other
+    /// characters that cannot be in a name read as `_`: `blk_0_attn_q_weight` is
+    /// `blk.0.attn_q.weight`), mapped from the file without a copy (docs/llm.md).
+    #[arg(long = "weights", value_name = "FILE.gguf")]
+    pub weights: Option<PathBuf>,
+    /// With a GGUF model as the input: the positions the KV cache holds (default: the
+    /// model's context length, at most 4096).
+    #[arg(long = "context", value_name = "N")]
+    pub context: Option<usize>,
 }
 
-/// The inputs of `g` for a plain run: parameters with a file in `dir` from it, the others
-/// from `inputs` in order (`None` where neither gives one).
+/// The inputs of `g` for a plain run: parameters with a tensor in `weights` from it, the
+/// others from `inputs` in order (`None` where neither gives one).
 pub fn named_inputs(
     m: &Module,
     g: Global,
-    dir: Option<&Path>,
+    weights: &mut Weights<'_>,
     inputs: &[PathBuf],
 ) -> Result<Vec<Option<Value>>, String> {
     let f = m.relax(g).ok_or_else(|| format!("`{}` is not a Relax function", m.globals[g].name))?;
-    let mut weights = Weights::new(dir);
     let mut positional = inputs.iter();
     let mut out = Vec::with_capacity(f.func.params.len());
     for &p in &f.func.params {
-        match weights.get(&f.vars[p].name)? {
+        match weights.get(f, p)? {
             Some(v) => out.push(Some(v)),
             None => match positional.next() {
                 Some(path) => out.push(Some(Value::Tensor(npy::read_file(path).map_err(|e| e.message)?))),
@@ -88,25 +98,38 @@ pub fn named_inputs(
     Ok(out)
 }
 
-/// Weight files of a directory, each read at most once.
-struct Weights {
+/// Where weights come from: `.npy` files of a directory (each read at most once) and the
+/// tensors of a mapped GGUF file.
+pub struct Weights<'a> {
     dir: Option<PathBuf>,
+    gguf: Option<&'a crate::llm::GgufWeights>,
     loaded: HashMap<String, Option<Value>>,
 }
 
-impl Weights {
-    fn new(dir: Option<&Path>) -> Weights {
-        Weights { dir: dir.map(Path::to_path_buf), loaded: HashMap::new() }
+impl<'a> Weights<'a> {
+    /// Weights from `dir` and `gguf` (a GGUF tensor wins over a file of the same name).
+    pub fn new(dir: Option<&Path>, gguf: Option<&'a crate::llm::GgufWeights>) -> Weights<'a> {
+        Weights { dir: dir.map(Path::to_path_buf), gguf, loaded: HashMap::new() }
     }
 
-    /// The tensor of `DIR/name.npy`, `None` when there is no such file.
-    fn get(&mut self, name: &str) -> Result<Option<Value>, String> {
+    /// The weight for parameter `p` of `f`, `None` when neither source has one.
+    fn get(&mut self, f: &RelaxFunction, p: relax_ir::Var) -> Result<Option<Value>, String> {
+        let name = &f.vars[p].name;
         if let Some(v) = self.loaded.get(name) {
             return Ok(v.clone());
         }
-        let Some(dir) = &self.dir else { return Ok(None) };
-        let path = dir.join(format!("{name}.npy"));
-        let v = if path.is_file() { Some(Value::Tensor(npy::read_file(&path).map_err(|e| e.message)?)) } else { None };
+        let mut v = match self.gguf {
+            Some(w) => w.get(name, f.vars[p].ty, &f.pool)?,
+            None => None,
+        };
+        if v.is_none()
+            && let Some(dir) = &self.dir
+        {
+            let path = dir.join(format!("{name}.npy"));
+            if path.is_file() {
+                v = Some(Value::Tensor(npy::read_file(&path).map_err(|e| e.message)?));
+            }
+        }
         self.loaded.insert(name.to_string(), v.clone());
         Ok(v)
     }
@@ -136,7 +159,7 @@ struct StepFn<'m> {
 }
 
 impl<'m> StepFn<'m> {
-    fn new(m: &'m Module, name: &'static str, weights: &mut Weights) -> Result<StepFn<'m>, String> {
+    fn new(m: &'m Module, name: &'static str, weights: &mut Weights<'_>) -> Result<StepFn<'m>, String> {
         let g = m
             .lookup(name)
             .ok_or_else(|| format!("`--generate` needs a function `{name}` (docs/llama.md); the module has none"))?;
@@ -159,7 +182,7 @@ impl<'m> StepFn<'m> {
         let mut roles = vec![Role::Tokens];
         let mut ws = Vec::new();
         for &p in &params[1..] {
-            match weights.get(&f.vars[p].name)? {
+            match weights.get(f, p)? {
                 Some(v) => {
                     roles.push(Role::Weight);
                     ws.push(v);
@@ -301,8 +324,10 @@ fn split_result(name: &str, v: Value, states: usize, vocab: Option<i64>) -> Resu
 }
 
 /// Runs `--generate`: returns the exit status.
+#[expect(clippy::too_many_arguments, reason = "the pieces of one relax-run invocation")]
 pub(crate) fn generate(
     args: &GenerateArgs,
+    gguf: Option<&crate::llm::GgufWeights>,
     file: &SourceFile,
     module: &Module,
     native: Option<&dyn relax_runtime::native::NativeKernels>,
@@ -321,23 +346,30 @@ pub(crate) fn generate(
     if args.max_new_tokens == 0 {
         return fail(io, "`--max-new-tokens` must be at least 1".to_string());
     }
-    let Some(dir) = &args.weights_dir else {
-        return fail(io, "`--generate` needs `--weights-dir DIR` with the weights as DIR/NAME.npy".to_string());
-    };
-    if !dir.is_dir() {
+    if args.weights_dir.is_none() && gguf.is_none() {
+        return fail(
+            io,
+            "`--generate` needs weights: `--weights FILE.gguf`, or `--weights-dir DIR` with DIR/NAME.npy".to_string(),
+        );
+    }
+    if let Some(dir) = &args.weights_dir
+        && !dir.is_dir()
+    {
         return fail(io, format!("`--weights-dir {}` is not a directory", dir.display()));
     }
-    let mut weights = Weights::new(Some(dir));
+    let mut weights = Weights::new(args.weights_dir.as_deref(), gguf);
     let (prefill, decode) =
         match (StepFn::new(module, "prefill", &mut weights), StepFn::new(module, "decode", &mut weights)) {
             (Ok(p), Ok(d)) => (p, d),
             (Err(e), _) | (_, Err(e)) => return fail(io, e),
         };
     if prefill.state_count() > 0 {
-        let missing = prefill.state_names().iter().map(|n| format!("{}/{n}.npy", dir.display())).collect::<Vec<_>>();
         return fail(
             io,
-            format!("`prefill` takes the prompt and weights only, but has no file for: {}", missing.join(", ")),
+            format!(
+                "`prefill` takes the prompt and weights only, but no weight binds: {}",
+                prefill.state_names().join(", ")
+            ),
         );
     }
     let vocab = vocab_size(prefill.f);

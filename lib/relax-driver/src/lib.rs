@@ -9,6 +9,7 @@ pub mod expected;
 mod generate;
 mod gpu;
 pub mod ir_text;
+pub mod llm;
 pub mod lowering;
 mod opt;
 pub mod pipeline;

@@ -22,7 +22,8 @@ use crate::source::SourceFile;
     after_help = "Results are printed (numpy-like text, docs/runtime.md) unless --output or --output-dir is given."
 )]
 struct RunCli {
-    /// Input module (`-` or absent: standard input).
+    /// Input module (`-` or absent: standard input), or a GGUF model file, which is
+    /// imported (docs/llm.md) and whose tensors bind the weights.
     input: Option<String>,
     /// The function to run.
     #[arg(long, value_name = "NAME", default_value = "main")]
@@ -44,9 +45,10 @@ struct RunCli {
     output_dir: Option<PathBuf>,
     /// The execution engine: `interp`, the reference interpreter, or `jit`, kernels
     /// compiled by LLVM (after the default lowering pipeline when the module needs it);
-    /// `vulkan` (SPIR-V kernels) or `cuda` (PTX kernels) on a GPU (`gpu.rs`).
-    #[arg(long, value_name = "ENGINE", default_value = "interp", value_parser = ["interp", "jit", "vulkan", "cuda"])]
-    engine: String,
+    /// `vulkan` (SPIR-V kernels) or `cuda` (PTX kernels) on a GPU (`gpu.rs`). Default:
+    /// `interp`, or `jit` for a GGUF model.
+    #[arg(long, value_name = "ENGINE", value_parser = ["interp", "jit", "vulkan", "cuda"])]
+    engine: Option<String>,
     /// With `--engine jit`: do not run the default lowering pipeline.
     #[arg(long = "no-default-pipeline")]
     no_default_pipeline: bool,
@@ -105,49 +107,74 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(io, e),
     };
-    let file = match crate::cli::read_input(cli.input.as_deref(), io) {
-        Ok(f) => f,
-        Err(e) => return fail(io, e),
-    };
-    let mut module = match relax_parser::parse_module(&file.text) {
-        Ok(m) => m,
-        Err(d) => {
-            let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
-            return 1;
+    let gguf_input = cli.input.as_deref().filter(|p| *p != "-" && crate::llm::is_gguf(p));
+    let (file, mut module) = if let Some(path) = gguf_input {
+        match crate::llm::import(path, cli.gen_args.context) {
+            Ok(fm) => fm,
+            Err(e) => return fail(io, e),
+        }
+    } else {
+        if cli.gen_args.context.is_some() {
+            return fail(io, "`--context` sizes the KV cache of an imported GGUF model: the input is not one");
+        }
+        let file = match crate::cli::read_input(cli.input.as_deref(), io) {
+            Ok(f) => f,
+            Err(e) => return fail(io, e),
+        };
+        match relax_parser::parse_module(&file.text) {
+            Ok(m) => (file, m),
+            Err(d) => {
+                let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
+                return 1;
+            }
         }
     };
     if let Err(d) = verify_diagnostics(&module) {
         let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
         return 1;
     }
-    if cli.engine == "jit" {
-        return run_jit(&cli, &file, module, color, &syms, io);
+    let weights_path = cli.gen_args.weights.clone().or_else(|| gguf_input.map(PathBuf::from));
+    let gguf = match weights_path.as_deref().map(crate::llm::GgufWeights::open) {
+        None => None,
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => return fail(io, e),
+    };
+    let engine = cli.engine.clone().unwrap_or_else(|| {
+        if gguf_input.is_some() && cfg!(feature = "llvm") { "jit".to_string() } else { "interp".to_string() }
+    });
+    let cx = RunCx { cli: &cli, file: &file, color, syms: &syms, gguf: gguf.as_ref() };
+    if engine == "jit" {
+        return run_jit(&cx, module, io);
     }
-    if matches!(cli.engine.as_str(), "vulkan" | "cuda") {
+    if matches!(engine.as_str(), "vulkan" | "cuda") {
         let mut exec = |m: &relax_ir::Module,
                         native: Option<&dyn relax_runtime::native::NativeKernels>,
-                        io: &mut Io<'_>| { execute(&cli, &file, m, native, color, &syms, io) };
+                        io: &mut Io<'_>| { execute(&cx, m, native, io) };
         let driver = cli.cuda_driver.as_deref().map(Path::as_os_str);
-        return crate::gpu::run_gpu(&cli.engine, !cli.no_default_pipeline, driver, &file, module, color, io, &mut exec);
+        return crate::gpu::run_gpu(&engine, !cli.no_default_pipeline, driver, &file, module, color, io, &mut exec);
     }
     // The interpreter runs lowered TIR: one lowered copy, made here.
     if let Err(d) = crate::pipeline::lower_tir(&mut module) {
         let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
         return 1;
     }
-    execute(&cli, &file, &module, None, color, &syms, io)
+    execute(&cx, &module, None, io)
+}
+
+/// What a run needs besides the module: the flags, the source, the symbols and the
+/// weights file.
+struct RunCx<'a> {
+    cli: &'a RunCli,
+    file: &'a SourceFile,
+    color: bool,
+    syms: &'a [(String, i64)],
+    gguf: Option<&'a crate::llm::GgufWeights>,
 }
 
 /// `--engine jit`: the default pipeline, then the module's kernels compiled once.
 #[cfg(feature = "llvm")]
-fn run_jit(
-    cli: &RunCli,
-    file: &SourceFile,
-    mut module: relax_ir::Module,
-    color: bool,
-    syms: &[(String, i64)],
-    io: &mut Io<'_>,
-) -> i32 {
+fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32 {
+    let (cli, file, color) = (cx.cli, cx.file, cx.color);
     if !cli.no_default_pipeline
         && let Err(d) = crate::pipeline::run_default_pipeline(&mut module, crate::pipeline::vector_bits(None))
     {
@@ -159,14 +186,14 @@ fn run_jit(
         return 1;
     }
     let opts = relax_codegen::llvm::Options::default();
-    match relax_runtime::jit::compile(&module, &opts, |jk| execute(cli, file, &module, Some(jk), color, syms, io)) {
+    match relax_runtime::jit::compile(&module, &opts, |jk| execute(cx, &module, Some(jk), io)) {
         Ok(code) => code,
         Err(e) => fail(io, e),
     }
 }
 
 #[cfg(not(feature = "llvm"))]
-fn run_jit(_: &RunCli, _: &SourceFile, _: relax_ir::Module, _: bool, _: &[(String, i64)], io: &mut Io<'_>) -> i32 {
+fn run_jit(_: &RunCx<'_>, _: relax_ir::Module, io: &mut Io<'_>) -> i32 {
     fail(io, "this build of relax-run has no JIT (built without the `llvm` feature)")
 }
 
@@ -186,14 +213,12 @@ fn parse_syms(raw: &[String]) -> Result<Vec<(String, i64)>, String> {
 /// Runs the entry (or the `# EXEC:` lines) with the interpreter, PrimFuncs through
 /// `native` when given.
 fn execute(
-    cli: &RunCli,
-    file: &SourceFile,
+    cx: &RunCx<'_>,
     module: &relax_ir::Module,
     native: Option<&dyn relax_runtime::native::NativeKernels>,
-    color: bool,
-    syms: &[(String, i64)],
     io: &mut Io<'_>,
 ) -> i32 {
+    let (cli, file, color, syms) = (cx.cli, cx.file, cx.color, cx.syms);
     if cli.check_exec {
         let exec_file = match &cli.exec_from {
             Some(p) => match std::fs::read_to_string(p) {
@@ -206,7 +231,7 @@ fn execute(
     }
     let options = relax_runtime::Options { kernels: !cli.no_kernels, ..Default::default() };
     if cli.gen_args.generate {
-        return crate::generate::generate(&cli.gen_args, file, module, native, options, color, io);
+        return crate::generate::generate(&cli.gen_args, cx.gguf, file, module, native, options, color, io);
     }
     let Some(g) = module.lookup(&cli.entry) else {
         return fail(io, format!("the module has no function `{}`", cli.entry));
@@ -214,7 +239,8 @@ fn execute(
     if module.relax(g).is_none() {
         return fail(io, format!("`{}` is not a Relax function", cli.entry));
     }
-    let given = match crate::generate::named_inputs(module, g, cli.gen_args.weights_dir.as_deref(), &cli.inputs) {
+    let mut weights = crate::generate::Weights::new(cli.gen_args.weights_dir.as_deref(), cx.gguf);
+    let given = match crate::generate::named_inputs(module, g, &mut weights, &cli.inputs) {
         Ok(v) => v,
         Err(e) => return fail(io, e),
     };
@@ -288,9 +314,11 @@ fn execute(
     0
 }
 
-/// A copy of a value whose tensors have storage of their own.
+/// A copy of a value whose tensors have storage of their own; tensors of a mapped file
+/// (weights, which kernels do not write) are passed as they are.
 fn fresh(v: &Value) -> Value {
     match v {
+        Value::Tensor(t) if t.data.borrow().is_mapped() => Value::Tensor(t.clone()),
         Value::Tensor(t) => Value::Tensor(t.deep_copy()),
         Value::Tuple(f) => Value::tuple(f.iter().map(fresh).collect()),
         other => other.clone(),

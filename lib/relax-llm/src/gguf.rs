@@ -117,7 +117,13 @@ pub fn spec_from_gguf(file: &GgufFile, n_ctx: Option<usize>) -> Result<ModelSpec
 }
 
 /// The rotary embedding the metadata describes.
-fn rope(md: &Metadata, arch: Arch, key: &dyn Fn(&str) -> String, head_dim: usize, file: &GgufFile) -> Result<Rope, String> {
+fn rope(
+    md: &Metadata,
+    arch: Arch,
+    key: &dyn Fn(&str) -> String,
+    head_dim: usize,
+    file: &GgufFile,
+) -> Result<Rope, String> {
     let err = |e: relax_gguf::GgufError| e.to_string();
     let dims = md.get_usize_opt(&key("rope.dimension_count")).map_err(err)?.unwrap_or(head_dim);
     let base = md.get_f32_opt(&key("rope.freq_base")).map_err(err)?.map_or(10000.0, f64::from);

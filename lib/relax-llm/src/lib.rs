@@ -9,6 +9,7 @@
 //! calling convention.
 
 pub mod emit;
+pub mod gguf;
 pub mod spec;
 pub mod tiny;
 
