@@ -66,6 +66,17 @@ fn files_on_disk_are_mapped_and_outlive_the_reader() {
 }
 
 #[test]
+fn readers_and_byte_ranges_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<GgufFile>();
+    send_sync::<relax_gguf::SharedBytes>();
+    let f = GgufFile::from_bytes(common::rich_file(32)).unwrap();
+    let bytes = f.tensor_bytes("q8_0").unwrap();
+    let n = std::thread::spawn(move || bytes.len()).join().unwrap();
+    assert_eq!(n, 3 * 2 * 34);
+}
+
+#[test]
 fn writer_checks_its_input() {
     let mut w = GgufWriter::new();
     assert!(w.add_tensor_f32("x", &[100], GgmlType::Q4_K, &[0.0; 100]).is_err());
