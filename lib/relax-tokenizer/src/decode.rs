@@ -134,7 +134,6 @@ pub(crate) fn clean_spaces(text: &mut Vec<u8>) {
 #[derive(Debug, Default, Clone)]
 pub struct StreamDecoder {
     pending: Vec<u8>,
-    started: bool,
 }
 
 impl StreamDecoder {
@@ -148,7 +147,6 @@ impl StreamDecoder {
     /// continue a prompt).
     pub fn push(&mut self, tokenizer: &Tokenizer, id: u32) -> Result<String, Error> {
         self.pending.extend_from_slice(tokenizer.token_to_piece(id, false)?);
-        self.started = true;
         Ok(self.take_complete())
     }
 
@@ -157,11 +155,6 @@ impl StreamDecoder {
         let rest = String::from_utf8_lossy(&self.pending).into_owned();
         self.pending.clear();
         rest
-    }
-
-    /// Whether any token has been pushed.
-    pub fn started(&self) -> bool {
-        self.started
     }
 
     fn take_complete(&mut self) -> String {

@@ -44,9 +44,12 @@ pub fn spm_vocab(n_pieces: usize) -> Vocab {
         types.push(TokenType::Byte);
         scores.push(0.0);
     }
-    for (text, ty) in
-        [("<|user|>", TokenType::UserDefined), ("<|assistant|>", TokenType::Control), ("<|end|>", TokenType::Control)]
-    {
+    for (text, ty) in [
+        ("<|user|>", TokenType::UserDefined),
+        ("<|assistant|>", TokenType::Control),
+        ("<|end|>", TokenType::Control),
+        ("<|endoftext|>", TokenType::Control),
+    ] {
         tokens.push(text.as_bytes().to_vec());
         types.push(ty);
         scores.push(0.0);
