@@ -1,5 +1,6 @@
 //! `relax-translate`: a module's kernels as LLVM IR, assembly or an object file for the
-//! host (`cli.md`, `docs/codegen.md`).
+//! host (`cli.md`, `docs/codegen.md`); `--import-gguf` writes the Relax module of a GGUF
+//! model instead (`docs/llm.md`).
 //!
 //! Input that still holds high-level ops or unscheduled kernels first goes through the
 //! default pipeline ([`crate::pipeline`]); `--no-default-pipeline` turns that off and
@@ -29,8 +30,16 @@ struct TranslateCli {
     /// Input module (`-` or absent: standard input).
     input: Option<String>,
     /// The output: `llvm` (LLVM IR text), `asm`, `obj` (host code); `ptx`, `spirv`.
-    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "ptx", "spirv"])]
-    emit: String,
+    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "ptx", "spirv"], required_unless_present = "import_gguf", conflicts_with = "import_gguf")]
+    emit: Option<String>,
+    /// Write the Relax module of the model in this GGUF file (`prefill` and `decode`,
+    /// weights as parameters named after its tensors; docs/llm.md) instead of compiling.
+    #[arg(long = "import-gguf", value_name = "FILE.gguf")]
+    import_gguf: Option<String>,
+    /// With `--import-gguf`: the positions the KV cache holds (default: the model's
+    /// context length, at most 4096).
+    #[arg(long = "context", value_name = "N", requires = "import_gguf")]
+    context: Option<usize>,
     /// Write the output to this file (default: standard output).
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<String>,
@@ -71,6 +80,10 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(io, e),
     };
+    if let Some(path) = &cli.import_gguf {
+        return import_gguf(&cli, path, io);
+    }
+    let emit_kind = cli.emit.clone().unwrap_or_default();
     let file = match read_input(cli.input.as_deref(), io) {
         Ok(f) => f,
         Err(e) => return fail(io, e),
@@ -86,10 +99,10 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         report(io, "relax-translate", &file, &d, color);
         return 1;
     }
-    if matches!(cli.emit.as_str(), "ptx" | "spirv") {
+    if matches!(emit_kind.as_str(), "ptx" | "spirv") {
         // The GPU back ends (`gpu.rs`).
         let req = crate::gpu::GpuTranslate {
-            emit: &cli.emit,
+            emit: &emit_kind,
             ptx_arch: &cli.ptx_arch,
             default_pipeline: !cli.no_default_pipeline,
             verbose: cli.verbose,
@@ -160,7 +173,7 @@ fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Di
     }
     llvm::optimize(&lowered.module, &tm, &opts).map_err(one)?;
     llvm::verify(&lowered.module).map_err(one)?;
-    let kind = match cli.emit.as_str() {
+    let kind = match cli.emit.as_deref().unwrap_or("llvm") {
         "asm" => Emit::Asm,
         "obj" => Emit::Obj,
         _ => Emit::Llvm,
@@ -171,6 +184,29 @@ fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Di
     }
     out.extend(llvm::emit(&lowered.module, &tm, kind).map_err(one)?);
     Ok(out)
+}
+
+/// `--import-gguf`: the module of a GGUF model, printed.
+fn import_gguf(cli: &TranslateCli, path: &str, io: &mut Io<'_>) -> i32 {
+    if cli.input.is_some() {
+        return fail(io, "`--import-gguf` reads the model file it names: give no input module");
+    }
+    let module = match crate::llm::import(path, cli.context) {
+        Ok((_, m)) => m,
+        Err(e) => return fail(io, e),
+    };
+    let text = relax_ir::printer::print_module(&module);
+    match &cli.output {
+        Some(out) => {
+            if let Err(e) = std::fs::write(out, text) {
+                return fail(io, format!("cannot write `{out}`: {e}"));
+            }
+        }
+        None => {
+            let _ = io.stdout.write_all(text.as_bytes());
+        }
+    }
+    0
 }
 
 /// Comment lines naming each kernel's argument slots (`relax_codegen::abi`).

@@ -12,6 +12,7 @@ pub mod emit;
 pub mod gguf;
 pub mod spec;
 pub mod tiny;
+pub mod vocab;
 
 pub use spec::{Arch, LayerWeights, ModelSpec, Rope, RopeStyle, Weight, WeightType};
 
