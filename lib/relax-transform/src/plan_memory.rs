@@ -33,7 +33,7 @@ relax_pass::declare_pass! {
     pub INFO: Module "plan-memory" {
         aliases: ["static-plan-block-memory"],
         summary: "plan storage reuse for explicit allocations (runs call-tir-rewrite first when needed)",
-        new: |o: PlanMemoryOptions| PlanMemory { check_only: o.check_only },
+        new: |o: PlanMemoryOptions| PlanMemory { check_only: o.check_only, upper_bounds: o.upper_bounds },
     }
     /// The options of `plan-memory`.
     pub struct PlanMemoryOptions {
@@ -41,11 +41,16 @@ relax_pass::declare_pass! {
             key: "check-only",
             help: "do not plan: only check the plans already in the module (the self-check)",
         },
+        pub upper_bounds: bool = true {
+            key: "upper-bounds",
+            help: "size storages by tir_var_upper_bound (TVM); false: by the run-time values, so memory follows the input",
+        },
     }
 }
 
 struct PlanMemory {
     check_only: bool,
+    upper_bounds: bool,
 }
 
 impl ModulePass for PlanMemory {
@@ -57,7 +62,7 @@ impl ModulePass for PlanMemory {
         if crate::call_tir_rewrite::has_dps_calls(m) {
             changed |= prepare(m)?;
         }
-        let (c, warnings) = plan_module(m)?;
+        let (c, warnings) = plan_module(m, self.upper_bounds)?;
         cx.remarks.extend(warnings);
         Ok(changed | c)
     }
@@ -97,8 +102,10 @@ pub fn check_module(m: &Module) -> Result<(), Vec<Diagnostic>> {
 pub const PLAN_DYNAMIC_OUTPUT: &str = "relax.memory_plan_dynamic_func_output";
 
 /// Plans every Relax function of `m`; returns whether anything changed and the warnings,
-/// or the errors (invalid bound attributes).
-pub fn plan_module(m: &mut Module) -> Result<(bool, Vec<Diagnostic>), Vec<Diagnostic>> {
+/// or the errors (invalid bound attributes). With `upper_bounds` false the bound
+/// attributes are checked but not used: sizes stay symbolic, and each storage is
+/// allocated at run time with the size of the values of that call.
+pub fn plan_module(m: &mut Module, upper_bounds: bool) -> Result<(bool, Vec<Diagnostic>), Vec<Diagnostic>> {
     let globals: Vec<Global> = m.live().map(|(g, _)| g).collect();
     let mut changed = false;
     let mut warnings = Vec::new();
@@ -107,7 +114,7 @@ pub fn plan_module(m: &mut Module) -> Result<(bool, Vec<Diagnostic>), Vec<Diagno
         let Some(f) = m.relax(g) else { continue };
         let mut f = f.clone();
         let name = m.globals[g].name.clone();
-        match plan_function(m, &mut f, &name, &mut warnings) {
+        match plan_function(m, &mut f, &name, upper_bounds, &mut warnings) {
             Ok(true) => {
                 changed = true;
                 if let Some(slot) = m.relax_mut(g) {
@@ -121,14 +128,19 @@ pub fn plan_module(m: &mut Module) -> Result<(bool, Vec<Diagnostic>), Vec<Diagno
     if errors.is_empty() { Ok((changed, warnings)) } else { Err(errors) }
 }
 
-/// Plans one function of `m` (a working copy `f`, named `name`).
+/// Plans one function of `m` (a working copy `f`, named `name`), by the upper bounds of
+/// its variables or (`upper_bounds` false) symbolically.
 pub fn plan_function(
     m: &Module,
     f: &mut RelaxFunction,
     name: &str,
+    upper_bounds: bool,
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<bool, Vec<Diagnostic>> {
-    let bounds = bounds::read_bounds(f, name, warnings)?;
+    let mut bounds = bounds::read_bounds(f, name, warnings)?;
+    if !upper_bounds {
+        bounds = bounds::Bounds::default();
+    }
     let dynamic = f.func.attrs.get(PLAN_DYNAMIC_OUTPUT).and_then(AttrValue::as_bool) == Some(true);
     let mut names = NameSupply::new();
     let mut todo = vec![f.func.body];
