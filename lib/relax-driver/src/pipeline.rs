@@ -28,6 +28,31 @@ pub fn lower_tir(m: &mut Module) -> Result<(), Vec<Diagnostic>> {
 pub const DEFAULT_PIPELINE: &[&str] =
     &["legalize-ops", "annotate-tir-op-pattern", "fold-constant", "fuse-ops", "fuse-tir", "schedule-cpu"];
 
+/// The pipeline of an imported GGUF model (`docs/llm.md`): the default pipeline with
+/// each quantized weight's decode (and each weight's transpose) fused into the matmul
+/// that reads it, then memory planning sized by the actual prompt (not the context's
+/// upper bound), and every value ended after its last use.
+pub const LLM_PIPELINE: &[&str] = &[
+    "legalize-ops",
+    "annotate-tir-op-pattern",
+    "fold-constant",
+    "fuse-ops{matmul-operands=true}",
+    "fuse-tir",
+    "schedule-cpu",
+    "plan-memory{upper-bounds=false}",
+    "kill-after-last-use",
+];
+
+/// Runs [`LLM_PIPELINE`] on `m` with `schedule-cpu` for vector registers of
+/// `vector_bits`, verifying after each pass.
+pub fn run_llm_pipeline(m: &mut Module, vector_bits: u32) -> Result<(), Vec<Diagnostic>> {
+    let passes: Vec<String> = LLM_PIPELINE
+        .iter()
+        .map(|&p| if p == "schedule-cpu" { format!("{p}{{vector-bits={vector_bits}}}") } else { p.to_string() })
+        .collect();
+    run_passes(m, &passes)
+}
+
 /// True when some Relax function calls an op that legalization lowers.
 fn has_high_level_ops(m: &Module) -> bool {
     m.live().any(|(g, _)| {
@@ -112,11 +137,17 @@ pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static s
     if passes.is_empty() {
         return Ok(passes);
     }
-    let registry = relax_transform::registry();
     let text: Vec<String> = passes
         .iter()
         .map(|&p| if p == "schedule-cpu" { format!("{p}{{vector-bits={vector_bits}}}") } else { p.to_string() })
         .collect();
+    run_passes(m, &text)?;
+    Ok(passes)
+}
+
+/// Runs the passes `text` (pipeline syntax, one pass each) with the verifier after each.
+fn run_passes(m: &mut Module, text: &[String]) -> Result<(), Vec<Diagnostic>> {
+    let registry = relax_transform::registry();
     let pipeline = Pipeline::parse(&text.join(","))
         .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e}"))])?;
     let mut pm = PassManager::new(&registry, &pipeline)
@@ -127,5 +158,5 @@ pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static s
         PipelineError::Invalid(msg) => vec![Diagnostic::error(relax_ir::Span::NONE, msg)],
         PipelineError::PassFailed { diagnostics, .. } | PipelineError::VerifyFailed { diagnostics, .. } => diagnostics,
     })?;
-    Ok(passes)
+    Ok(())
 }

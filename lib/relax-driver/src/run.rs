@@ -142,7 +142,7 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     let engine = cli.engine.clone().unwrap_or_else(|| {
         if gguf_input.is_some() && cfg!(feature = "llvm") { "jit".to_string() } else { "interp".to_string() }
     });
-    let cx = RunCx { cli: &cli, file: &file, color, syms: &syms, gguf: gguf.as_ref() };
+    let cx = RunCx { cli: &cli, file: &file, color, syms: &syms, gguf: gguf.as_ref(), llm: gguf_input.is_some() };
     if engine == "jit" {
         return run_jit(&cx, module, io);
     }
@@ -169,15 +169,21 @@ struct RunCx<'a> {
     color: bool,
     syms: &'a [(String, i64)],
     gguf: Option<&'a crate::llm::GgufWeights>,
+    /// The input is an imported GGUF model: the JIT runs the LLM pipeline.
+    llm: bool,
 }
 
 /// `--engine jit`: the default pipeline, then the module's kernels compiled once.
 #[cfg(feature = "llvm")]
 fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32 {
     let (cli, file, color) = (cx.cli, cx.file, cx.color);
-    if !cli.no_default_pipeline
-        && let Err(d) = crate::pipeline::run_default_pipeline(&mut module, crate::pipeline::vector_bits(None))
-    {
+    let bits = crate::pipeline::vector_bits(None);
+    let piped = match (cli.no_default_pipeline, cx.llm) {
+        (true, _) => Ok(()),
+        (false, true) => crate::pipeline::run_llm_pipeline(&mut module, bits),
+        (false, false) => crate::pipeline::run_default_pipeline(&mut module, bits).map(|_| ()),
+    };
+    if let Err(d) = piped {
         crate::cli::report(io, "relax-run", file, &d, color);
         return 1;
     }
