@@ -16,8 +16,8 @@
 
 use std::collections::BTreeMap;
 
-use super::dequant;
 use super::text::{Block, dims, float, shape, tensor};
+use super::{dequant, kernels};
 use crate::spec::{ModelSpec, RopeStyle, Weight, WeightType};
 
 /// What differs between the two functions.
@@ -142,9 +142,14 @@ impl Writer<'_> {
     }
 }
 
-/// The cache's type.
-fn cache_type(m: &ModelSpec) -> String {
-    tensor(&dims(&[m.layers.len(), 2, m.n_ctx, m.n_head_kv, m.head_dim]), "float32")
+/// The key cache's type.
+fn k_cache_type(m: &ModelSpec) -> String {
+    tensor(&dims(&kernels::k_cache_dims(m)), "float32")
+}
+
+/// The value cache's type.
+fn v_cache_type(m: &ModelSpec) -> String {
+    tensor(&dims(&kernels::v_cache_dims(m)), "float32")
 }
 
 /// One of the two functions.
@@ -196,13 +201,13 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
     let cos = w.b.bind("cos", format!("R.reshape({cos}, {})", shape(&rope_shape)));
     let sin = w.b.bind("sin", format!("R.reshape({sin}, {})", shape(&rope_shape)));
 
-    let mut kv = if step.name == "prefill" {
-        w.b.bind(
-            "kv_init",
-            format!("R.zeros({}, dtype=\"float32\")", shape(&dims(&[m.layers.len(), 2, m.n_ctx, kvh, hd]))),
+    let (mut kc, mut vc) = if step.name == "prefill" {
+        (
+            w.b.bind("k_init", format!("R.zeros({}, dtype=\"float32\")", shape(&dims(&kernels::k_cache_dims(m))))),
+            w.b.bind("v_init", format!("R.zeros({}, dtype=\"float32\")", shape(&dims(&kernels::v_cache_dims(m))))),
         )
     } else {
-        "kv_cache".to_string()
+        ("k_cache".to_string(), "v_cache".to_string())
     };
     let mut x = x;
     for (i, l) in m.layers.iter().enumerate() {
@@ -224,17 +229,24 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
         );
         let qr = w.rope(&q3, h, &cos, &sin, &format!("{p}_q_rope"));
         let kr = w.rope(&k3, kvh, &cos, &sin, &format!("{p}_k_rope"));
-        kv = w.b.bind(
-            format!("{p}_kv"),
+        kc = w.b.bind(
+            format!("{p}_kc"),
             format!(
-                "R.call_tir_inplace(cls.kv_write, ({kv}, {kr}, {v3}), inplace_indices=[0], out_sinfo={}, tir_vars=R.shape([{i}, {past}]))",
-                cache_type(m)
+                "R.call_tir_inplace(cls.k_write, ({kc}, {kr}), inplace_indices=[0], out_sinfo={}, tir_vars=R.shape([{i}, {past}]))",
+                k_cache_type(m)
+            ),
+        );
+        vc = w.b.bind(
+            format!("{p}_vc"),
+            format!(
+                "R.call_tir_inplace(cls.v_write, ({vc}, {v3}), inplace_indices=[0], out_sinfo={}, tir_vars=R.shape([{i}, {past}]))",
+                v_cache_type(m)
             ),
         );
         let att = w.b.bind(
             format!("{p}_att"),
             format!(
-                "R.call_tir(cls.attention, ({qr}, {kv}), out_sinfo={}, tir_vars=R.shape([{i}, {past}]))",
+                "R.call_tir(cls.attention, ({qr}, {kc}, {vc}), out_sinfo={}, tir_vars=R.shape([{i}, {past}]))",
                 tensor(&[n.into(), h.to_string(), hd.to_string()], "float32")
             ),
         );
@@ -267,7 +279,7 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
     let next = w.b.bind("next_i", format!("R.argmax({logits}, axis=-1, keepdims=False)"));
     let next = w.b.bind("next_token", format!("R.astype({next}, dtype=\"int32\")"));
     let len = w.b.bind("cache_len_out", format!("R.shape([{end}])"));
-    let result = w.b.bind("result", format!("({next}, {logits}, {kv}, {len})"));
+    let result = w.b.bind("result", format!("({next}, {logits}, {kc}, {vc}, {len})"));
 
     // Signature.
     let mut params =
@@ -277,7 +289,8 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
     }
     let mut sym = Vec::new();
     let bound = if step.name == "decode" {
-        params.push(format!("kv_cache: {}", cache_type(m)));
+        params.push(format!("k_cache: {}", k_cache_type(m)));
+        params.push(format!("v_cache: {}", v_cache_type(m)));
         params.push("cache_len: R.Shape([\"past_len\"])".to_string());
         sym.push("past_len");
         format!("\"past_len\": {}", m.n_ctx - 1)
@@ -287,10 +300,11 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
     };
     let end_sig = if past == "0" { format!("\"{n}\"") } else { format!("\"{past} + {n}\"") };
     let ret = format!(
-        "R.Tuple({}, {}, {}, R.Shape([{end_sig}]))",
+        "R.Tuple({}, {}, {}, {}, R.Shape([{end_sig}]))",
         tensor(&["1".into()], "int32"),
         tensor(&dims(&[1, m.n_vocab]), "float32"),
-        cache_type(m)
+        k_cache_type(m),
+        v_cache_type(m)
     );
     let mut out = String::new();
     out.push_str("    @R.function\n");

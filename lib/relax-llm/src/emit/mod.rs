@@ -30,7 +30,9 @@ pub fn module_text(m: &ModelSpec) -> String {
         out.push_str(k);
         out.push('\n');
     }
-    out.push_str(&kernels::kv_write(m));
+    out.push_str(&kernels::cache_write(m, true));
+    out.push('\n');
+    out.push_str(&kernels::cache_write(m, false));
     out.push('\n');
     out.push_str(&kernels::attention(m));
     out.push('\n');
