@@ -25,6 +25,7 @@ pub mod lower_alloc_tensor;
 pub mod lower_tir;
 pub mod normalize;
 pub mod plan_memory;
+pub mod quant;
 pub mod remove_purity_checking;
 pub mod rewrite_dataflow_reshape;
 pub mod schedule_cpu;
