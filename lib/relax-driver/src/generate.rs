@@ -51,6 +51,16 @@ pub struct GenerateArgs {
     /// files then fill the other parameters in order.
     #[arg(long = "weights-dir", value_name = "DIR")]
     pub weights_dir: Option<PathBuf>,
+    /// Write the weights of `--weights-dir` to DIR as the module's functions take them:
+    /// parameters that `quantize-weights` packed (`quantized_params`) as their packed
+    /// `uint8` arrays, the others copied; nothing is run (docs/cli.md).
+    #[arg(
+        long = "convert-weights",
+        value_name = "DIR",
+        requires = "weights_dir",
+        conflicts_with_all = ["generate", "check_exec", "output", "output_dir", "inputs", "repeat", "seed", "syms", "weights"]
+    )]
+    pub convert_weights: Option<PathBuf>,
     /// Bind each parameter to the tensor of this GGUF file whose name it is (`.` and other
     /// characters that cannot be in a name read as `_`: `blk_0_attn_q_weight` is
     /// `blk.0.attn_q.weight`), mapped from the file without a copy (docs/llm.md).
@@ -73,8 +83,9 @@ pub fn named_inputs(
     let f = m.relax(g).ok_or_else(|| format!("`{}` is not a Relax function", m.globals[g].name))?;
     let mut positional = inputs.iter();
     let mut out = Vec::with_capacity(f.func.params.len());
+    let fname = &m.globals[g].name;
     for &p in &f.func.params {
-        match weights.get(f, p)? {
+        match weights.get(fname, f, p)? {
             Some(v) => out.push(Some(v)),
             None => match positional.next() {
                 Some(path) => out.push(Some(Value::Tensor(npy::read_file(path).map_err(|e| e.message)?))),
@@ -112,10 +123,18 @@ impl<'a> Weights<'a> {
         Weights { dir: dir.map(Path::to_path_buf), gguf, loaded: HashMap::new() }
     }
 
-    /// The weight for parameter `p` of `f`, `None` when neither source has one.
-    fn get(&mut self, f: &RelaxFunction, p: relax_ir::Var) -> Result<Option<Value>, String> {
+    /// The weight for parameter `p` of `f` (named `fname`), `None` when neither source
+    /// has one. A parameter `quantize-weights` packed (`quantized_params`) takes a float
+    /// file of the original shape, quantized on load, or the packed file
+    /// ([`crate::weights`]); each form is loaded once.
+    fn get(&mut self, fname: &str, f: &RelaxFunction, p: relax_ir::Var) -> Result<Option<Value>, String> {
         let name = &f.vars[p].name;
-        if let Some(v) = self.loaded.get(name) {
+        let spec = crate::weights::quant_spec(f, fname, name)?;
+        let key = match &spec {
+            Some(s) => format!("{name}\0{s:?}"),
+            None => name.to_string(),
+        };
+        if let Some(v) = self.loaded.get(&key) {
             return Ok(v.clone());
         }
         let mut v = match self.gguf {
@@ -127,10 +146,14 @@ impl<'a> Weights<'a> {
         {
             let path = dir.join(format!("{name}.npy"));
             if path.is_file() {
-                v = Some(Value::Tensor(npy::read_file(&path).map_err(|e| e.message)?));
+                let t = match &spec {
+                    Some(s) => crate::weights::load(&path, fname, name, s)?,
+                    None => npy::read_file(&path).map_err(|e| e.message)?,
+                };
+                v = Some(Value::Tensor(t));
             }
         }
-        self.loaded.insert(name.to_string(), v.clone());
+        self.loaded.insert(key, v.clone());
         Ok(v)
     }
 }
@@ -182,7 +205,7 @@ impl<'m> StepFn<'m> {
         let mut roles = vec![Role::Tokens];
         let mut ws = Vec::new();
         for &p in &params[1..] {
-            match weights.get(f, p)? {
+            match weights.get(name, f, p)? {
                 Some(v) => {
                     roles.push(Role::Weight);
                     ws.push(v);

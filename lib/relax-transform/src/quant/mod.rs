@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod layout;
+pub mod rule;
 
 pub use decode::{kernel, kernel_name};
 pub use layout::QuantType;
