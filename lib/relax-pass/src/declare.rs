@@ -114,8 +114,9 @@
 //!
 //! The kind must match the trait the built pass implements (`ModulePass`,
 //! `RelaxFunctionPass`, `PrimFuncPass`), or the declaration does not compile. A default
-//! is a literal of the field's type (it is rendered with `stringify!`). `check` is an
-//! optional `fn(&T) -> bool` with the description of valid values used in messages.
+//! is a literal of the field's type (shown as `concat!` renders it: `256`, `q4_0`).
+//! `check` is an optional `fn(&T) -> bool` with the description of valid values used in
+//! messages.
 //! Field types implement [`OptionValue`](crate::OptionValue) (`bool`, the integer
 //! types, and enumerated types of the passes, whose default may be written as the
 //! string a user types, `= "q4_0"`, through [`FromLiteral`](crate::options::FromLiteral)).
@@ -220,7 +221,7 @@ macro_rules! declare_pass {
         #[derive(Clone, Debug, PartialEq)]
         $svis struct $opts {
             $(
-                #[doc = concat!("`", $key, "` (default `", stringify!($default), "`): ", $help, ".")]
+                #[doc = concat!("`", $key, "` (default `", concat!($default), "`): ", $help, ".")]
                 $(#[$fmeta])*
                 $fvis $field: $ty,
             )*
@@ -237,7 +238,7 @@ macro_rules! declare_pass {
                 $($crate::OptionInfo {
                     name: $key,
                     help: $help,
-                    default: $crate::options::unquote(stringify!($default)),
+                    default: concat!($default),
                     default_key: $crate::__or_false!($($dk)?),
                 },)*
             ];

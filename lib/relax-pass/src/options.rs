@@ -63,19 +63,6 @@ impl<T> FromLiteral<T> for T {
     }
 }
 
-/// A declared default as `--list-passes` shows it: `stringify!` of the literal, without
-/// the quotes of a string literal.
-pub const fn unquote(s: &'static str) -> &'static str {
-    let b = s.as_bytes();
-    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' {
-        let (_, rest) = s.split_at(1);
-        let (inner, _) = rest.split_at(rest.len() - 1);
-        inner
-    } else {
-        s
-    }
-}
-
 impl OptionValue for bool {
     const EXPECTED: &'static str = "`true` or `false`";
     fn parse_value(text: &str) -> Option<bool> {
@@ -345,8 +332,6 @@ mod tests {
         );
         let err = NoOptions::from_options(&opts(&[("", "x")])).unwrap_err();
         assert_eq!(err.message("normalize"), "pass `normalize` takes no options, found `x`");
-        assert_eq!(unquote(stringify!("q4_0")), "q4_0");
-        assert_eq!(unquote(stringify!(256)), "256");
         assert_eq!(<Colour as FromLiteral<Colour>>::from_literal(Colour::Green), Colour::Green);
     }
 
