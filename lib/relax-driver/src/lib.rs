@@ -17,6 +17,7 @@ pub mod render;
 mod run;
 pub mod source;
 mod translate;
+pub mod weights;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};

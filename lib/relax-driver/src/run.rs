@@ -133,6 +133,9 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
         return 1;
     }
+    if let Some(out) = &cli.gen_args.convert_weights {
+        return convert_weights(&module, cli.gen_args.weights_dir.as_deref(), out, io);
+    }
     let weights_path = cli.gen_args.weights.clone().or_else(|| gguf_input.map(PathBuf::from));
     let gguf = match weights_path.as_deref().map(crate::llm::GgufWeights::open) {
         None => None,
@@ -159,6 +162,32 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         return 1;
     }
     execute(&cx, &module, None, io)
+}
+
+/// `--convert-weights OUT`: the weights of `--weights-dir` as the module takes them.
+fn convert_weights(module: &relax_ir::Module, dir: Option<&Path>, out: &Path, io: &mut Io<'_>) -> i32 {
+    let Some(dir) = dir else { return fail(io, "`--convert-weights` needs `--weights-dir`") };
+    if !dir.is_dir() {
+        return fail(io, format!("`--weights-dir {}` is not a directory", dir.display()));
+    }
+    match crate::weights::convert(module, dir, out) {
+        Ok(done) => {
+            let (read, written) = done.quantized.iter().fold((0, 0), |(r, w), (_, fr, fw)| (r + fr, w + fw));
+            let mb = |b: usize| b as f64 / 1e6;
+            let _ = writeln!(
+                io.stderr,
+                "relax-run: wrote {} weights to {}: {} quantized ({:.2} MB of .npy -> {:.2} MB), {} copied",
+                done.quantized.len() + done.copied.len(),
+                out.display(),
+                done.quantized.len(),
+                mb(read),
+                mb(written),
+                done.copied.len()
+            );
+            0
+        }
+        Err(e) => fail(io, e),
+    }
 }
 
 /// What a run needs besides the module: the flags, the source, the symbols and the

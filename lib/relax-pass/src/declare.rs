@@ -24,7 +24,9 @@
 //!     }
 //!     // With `new:` only: the options struct the constructor receives.
 //!     (#[doc]* VIS struct OPTIONS {
-//!         (#[doc]* VIS field: TYPE = DEFAULT { key: "key", help: "help" (, check: FN, "valid values")? },)*
+//!         (#[doc]* VIS field: TYPE = DEFAULT {
+//!             key: "key", help: "help" (, default_key: true)? (, check: FN, "valid values")?
+//!         },)*
 //!     })?
 //! }
 //! ```
@@ -112,10 +114,14 @@
 //!
 //! The kind must match the trait the built pass implements (`ModulePass`,
 //! `RelaxFunctionPass`, `PrimFuncPass`), or the declaration does not compile. A default
-//! is a literal of the field's type (it is rendered with `stringify!`). `check` is an
-//! optional `fn(&T) -> bool` with the description of valid values used in messages.
-//! Field types implement [`OptionValue`](crate::OptionValue) (`bool` and the integer
-//! types).
+//! is a literal of the field's type (shown as `concat!` renders it: `256`, `q4_0`).
+//! `check` is an optional `fn(&T) -> bool` with the description of valid values used in
+//! messages.
+//! Field types implement [`OptionValue`](crate::OptionValue) (`bool`, the integer
+//! types, and enumerated types of the passes, whose default may be written as the
+//! string a user types, `= "q4_0"`, through [`FromLiteral`](crate::options::FromLiteral)).
+//! `default_key: true` makes the option the pass's default key: a value given without a
+//! key sets it (`--quantize-weights=q4_0`, [`options`](crate::options)).
 
 /// Declares a pass: its registry entry and, when it has options, its options struct.
 /// See the [module documentation](crate::declare) for the syntax.
@@ -194,6 +200,7 @@ macro_rules! declare_pass {
                 $fvis:vis $field:ident : $ty:ty = $default:literal {
                     key: $key:literal,
                     help: $help:literal
+                    $(, default_key: $dk:literal)?
                     $(, check: $check:expr, $expects:literal)?
                     $(,)?
                 }
@@ -214,7 +221,7 @@ macro_rules! declare_pass {
         #[derive(Clone, Debug, PartialEq)]
         $svis struct $opts {
             $(
-                #[doc = concat!("`", $key, "` (default `", stringify!($default), "`): ", $help, ".")]
+                #[doc = concat!("`", $key, "` (default `", concat!($default), "`): ", $help, ".")]
                 $(#[$fmeta])*
                 $fvis $field: $ty,
             )*
@@ -222,21 +229,27 @@ macro_rules! declare_pass {
 
         impl Default for $opts {
             fn default() -> Self {
-                $opts { $($field: $default,)* }
+                $opts { $($field: <$ty as $crate::options::FromLiteral<_>>::from_literal($default),)* }
             }
         }
 
         impl $crate::TypedOptions for $opts {
             const OPTIONS: &'static [$crate::OptionInfo] = &[
-                $($crate::OptionInfo { name: $key, help: $help, default: stringify!($default) },)*
+                $($crate::OptionInfo {
+                    name: $key,
+                    help: $help,
+                    default: concat!($default),
+                    default_key: $crate::__or_false!($($dk)?),
+                },)*
             ];
             fn from_options(o: &$crate::PassOptions) -> Result<Self, $crate::OptionError> {
+                let o = &$crate::options::resolve_default_key(o, Self::OPTIONS)?;
                 $crate::options::check_keys(o, Self::OPTIONS)?;
                 Ok($opts {
                     $($field: $crate::options::option_value::<$ty>(
                         o,
                         $key,
-                        $default,
+                        <$ty as $crate::options::FromLiteral<_>>::from_literal($default),
                         $crate::__option_check!($ty $(, $check, $expects)?),
                     )?,)*
                 })
@@ -257,6 +270,18 @@ macro_rules! __pass_fn {
     };
     (PrimFunc, $run:expr) => {
         $crate::PrimFuncFn($run)
+    };
+}
+
+/// `true` when given, else `false` (used by `declare_pass!` for `default_key`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __or_false {
+    () => {
+        false
+    };
+    ($v:literal) => {
+        $v
     };
 }
 

@@ -2,8 +2,19 @@
 //! ([`PassOptions`]), the declared options of a pass ([`OptionInfo`]), typed values
 //! ([`OptionValue`]) and the typed options structs that [`declare_pass!`](crate::declare_pass)
 //! generates ([`TypedOptions`]; [`NoOptions`] for passes without any).
+//!
+//! **The default key.** One option of a pass may be its *default key*: a value written
+//! without a key sets it, so `--quantize-weights=q4_0` is `--quantize-weights=type=q4_0`
+//! and `quantize-weights{q4_0}` is `quantize-weights{type=q4_0}`. The parsers keep such
+//! a value under the empty key ([`PassOptions`]); [`resolve_default_key`] gives it the
+//! declared key before the options are read, and it is an error for a pass without one.
+//!
+//! **Enumerated values.** An option type that takes one of a few words lists them in
+//! [`OptionValue::VALUES`]; a value close to one of them gets a did-you-mean.
 
-/// Options as written: `fuse-ops{max-depth=8}` or `--fuse-ops=max-depth=8`, in order.
+/// Options as written: `fuse-ops{max-depth=8}` or `--fuse-ops=max-depth=8`, in order. A
+/// value given without a key (`quantize-weights{q4_0}`) has the empty key, until
+/// [`resolve_default_key`] names it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PassOptions(pub Vec<(String, String)>);
 
@@ -23,6 +34,8 @@ pub struct OptionInfo {
     pub help: &'static str,
     /// The default, as text.
     pub default: &'static str,
+    /// True for the pass's default key: a value given without a key sets this option.
+    pub default_key: bool,
 }
 
 /// A type an option can have: how its text is read.
@@ -31,6 +44,23 @@ pub trait OptionValue: Sized {
     const EXPECTED: &'static str;
     /// The value written `text`, or `None` when it is not one.
     fn parse_value(text: &str) -> Option<Self>;
+    /// The valid values of an enumerated option type, for did-you-mean (empty for other
+    /// types).
+    const VALUES: &'static [&'static str] = &[];
+}
+
+/// How a declared default is turned into the option's value: a literal of the option's
+/// own type is itself; an enumerated type may also take its name as a string literal
+/// (`= "q4_0"`), so the declaration and `--list-passes` show the word users type.
+pub trait FromLiteral<L> {
+    /// The value of the literal.
+    fn from_literal(literal: L) -> Self;
+}
+
+impl<T> FromLiteral<T> for T {
+    fn from_literal(literal: T) -> T {
+        literal
+    }
 }
 
 impl OptionValue for bool {
@@ -77,7 +107,8 @@ pub struct NoOptions;
 impl TypedOptions for NoOptions {
     const OPTIONS: &'static [OptionInfo] = &[];
     fn from_options(o: &PassOptions) -> Result<NoOptions, OptionError> {
-        check_keys(o, Self::OPTIONS).map(|()| NoOptions)
+        let o = resolve_default_key(o, Self::OPTIONS)?;
+        check_keys(&o, Self::OPTIONS).map(|()| NoOptions)
     }
 }
 
@@ -106,6 +137,15 @@ pub enum OptionError {
         expected: &'static str,
         /// The value as given.
         value: String,
+        /// A valid value close to it (enumerated options).
+        suggestion: Option<&'static str>,
+    },
+    /// A value without a key, for a pass that has no default key.
+    NoDefaultKey {
+        /// The value as given.
+        value: String,
+        /// True when the pass has no options at all.
+        takes_none: bool,
     },
 }
 
@@ -124,11 +164,39 @@ impl OptionError {
                 msg
             }
             OptionError::Repeated { key } => format!("pass `{pass}`: option `{key}` is given more than once"),
-            OptionError::Invalid { key, expected, value } => {
-                format!("pass `{pass}`: option `{key}` must be {expected}, found `{value}`")
+            OptionError::Invalid { key, expected, value, suggestion } => {
+                let mut msg = format!("pass `{pass}`: option `{key}` must be {expected}, found `{value}`");
+                if let Some(s) = suggestion {
+                    msg.push_str(&format!("; did you mean `{s}`?"));
+                }
+                msg
+            }
+            OptionError::NoDefaultKey { value, takes_none: true } => {
+                format!("pass `{pass}` takes no options, found `{value}`")
+            }
+            OptionError::NoDefaultKey { value, takes_none: false } => {
+                format!("pass `{pass}`: expected `key=value`, found `{value}` (the pass has no default key)")
             }
         }
     }
+}
+
+/// `o` with a value given without a key (the empty key) under the declared default key.
+/// Without a default key such a value is an error.
+pub fn resolve_default_key(o: &PassOptions, declared: &'static [OptionInfo]) -> Result<PassOptions, OptionError> {
+    let default_key = declared.iter().find(|d| d.default_key).map(|d| d.name);
+    let mut out = Vec::with_capacity(o.0.len());
+    for (key, value) in &o.0 {
+        if !key.is_empty() {
+            out.push((key.clone(), value.clone()));
+            continue;
+        }
+        match default_key {
+            Some(k) => out.push((k.to_string(), value.clone())),
+            None => return Err(OptionError::NoDefaultKey { value: value.clone(), takes_none: declared.is_empty() }),
+        }
+    }
+    Ok(PassOptions(out))
 }
 
 /// Checks that every key of `o` is declared in `declared` and given once.
@@ -162,7 +230,10 @@ pub fn option_value<T: OptionValue>(
     let expected = check.map_or(T::EXPECTED, |(_, e)| e);
     match T::parse_value(text) {
         Some(v) if check.is_none_or(|(ok, _)| ok(&v)) => Ok(v),
-        _ => Err(OptionError::Invalid { key, expected, value: text.to_string() }),
+        _ => {
+            let suggestion = suggest(text, T::VALUES.iter().copied());
+            Err(OptionError::Invalid { key, expected, value: text.to_string(), suggestion })
+        }
     }
 }
 
@@ -177,8 +248,8 @@ mod tests {
     }
 
     const DECLARED: &[OptionInfo] = &[
-        OptionInfo { name: "max-depth", help: "", default: "256" },
-        OptionInfo { name: "opt-level", help: "", default: "2" },
+        OptionInfo { name: "max-depth", help: "", default: "256", default_key: false },
+        OptionInfo { name: "opt-level", help: "", default: "2", default_key: false },
     ];
 
     #[test]
@@ -210,6 +281,58 @@ mod tests {
         assert_eq!(err.message("fuse-ops"), "pass `fuse-ops`: option `opt-level` is given more than once");
         let err = NoOptions::from_options(&opts(&[("depth", "3")])).unwrap_err();
         assert_eq!(err.message("normalize"), "pass `normalize` has no option `depth`: it takes no options");
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Colour {
+        Red,
+        Green,
+    }
+
+    impl OptionValue for Colour {
+        const EXPECTED: &'static str = "`red` or `green`";
+        const VALUES: &'static [&'static str] = &["red", "green"];
+        fn parse_value(text: &str) -> Option<Colour> {
+            match text {
+                "red" => Some(Colour::Red),
+                "green" => Some(Colour::Green),
+                _ => None,
+            }
+        }
+    }
+
+    #[test]
+    fn enumerated_values_suggest() {
+        let o = opts(&[("colour", "gren")]);
+        let err = option_value(&o, "colour", Colour::Red, None).unwrap_err();
+        assert_eq!(
+            err.message("p"),
+            "pass `p`: option `colour` must be `red` or `green`, found `gren`; did you mean `green`?"
+        );
+        let err = option_value(&opts(&[("colour", "blue")]), "colour", Colour::Red, None).unwrap_err();
+        assert_eq!(err.message("p"), "pass `p`: option `colour` must be `red` or `green`, found `blue`");
+        assert_eq!(option_value(&opts(&[("colour", "green")]), "colour", Colour::Red, None), Ok(Colour::Green));
+    }
+
+    #[test]
+    fn the_default_key_takes_a_bare_value() {
+        const WITH: &[OptionInfo] = &[
+            OptionInfo { name: "type", help: "", default: "a", default_key: true },
+            OptionInfo { name: "size", help: "", default: "1", default_key: false },
+        ];
+        let r = resolve_default_key(&opts(&[("", "b"), ("size", "2")]), WITH).unwrap();
+        assert_eq!(r, opts(&[("type", "b"), ("size", "2")]));
+        // Given twice, once bare: the key check says so.
+        let r = resolve_default_key(&opts(&[("", "b"), ("type", "c")]), WITH).unwrap();
+        assert_eq!(check_keys(&r, WITH).unwrap_err().message("q"), "pass `q`: option `type` is given more than once");
+        let err = resolve_default_key(&opts(&[("", "8")]), DECLARED).unwrap_err();
+        assert_eq!(
+            err.message("fuse-ops"),
+            "pass `fuse-ops`: expected `key=value`, found `8` (the pass has no default key)"
+        );
+        let err = NoOptions::from_options(&opts(&[("", "x")])).unwrap_err();
+        assert_eq!(err.message("normalize"), "pass `normalize` takes no options, found `x`");
+        assert_eq!(<Colour as FromLiteral<Colour>>::from_literal(Colour::Green), Colour::Green);
     }
 
     #[test]

@@ -6,11 +6,12 @@
 //! pipeline := element ("," element)*
 //! element  := anchor "(" pipeline? ")"          anchor: module | relax.function | tir.prim_func
 //!           | name ("{" option (sep option)* "}")?
-//! option   := key "=" value                     sep: "," or spaces
+//! option   := key "=" value | value             sep: "," or spaces
 //! ```
 //!
 //! A flat list is shorthand for `module(...)`; function-anchored passes inside it run on
-//! every function of their kind. `Display` prints the pipeline back in canonical form.
+//! every function of their kind. An option written without `key=` is a value for the
+//! pass's default key (`quantize-weights{q4_0}`), kept under the empty key. `Display` prints the pipeline back in canonical form.
 //! The option list alone (`key=value` separated by `,` or spaces, as in a pass flag
 //! `--fuse-ops=max-depth=8`) is read by [`PassOptions::parse`].
 
@@ -187,6 +188,17 @@ impl Parser<'_> {
             let key = self.name()?;
             self.skip_ws();
             if self.peek() != Some(b'=') {
+                // A value for the default key, when the item ends here.
+                if self
+                    .peek()
+                    .is_none_or(|c| Some(c) == close || c == b',' || self.s[self.pos - 1].is_ascii_whitespace())
+                {
+                    if close.is_some() && self.pos == self.s.len() {
+                        return Err(self.err("unclosed `{`".to_string()));
+                    }
+                    options.push((String::new(), key));
+                    continue;
+                }
                 return Err(self.err(format!("expected `=` after option `{key}`")));
             }
             self.pos += 1;
@@ -226,7 +238,11 @@ impl fmt::Display for PipelineElement {
                         if i > 0 {
                             f.write_str(" ")?;
                         }
-                        write!(f, "{k}={v}")?;
+                        if k.is_empty() {
+                            f.write_str(v)?;
+                        } else {
+                            write!(f, "{k}={v}")?;
+                        }
                     }
                     f.write_str("}")?;
                 }
@@ -276,6 +292,8 @@ mod tests {
         assert_eq!(p.to_string(), "a,fuse-ops{x=1 y=2}");
         let p = Pipeline::parse("a{x=}").unwrap();
         assert_eq!(p.to_string(), "a{x=}");
+        let p = Pipeline::parse("quantize-weights{ q4_0 },b{q8_0, x=1}").unwrap();
+        assert_eq!(p.to_string(), "quantize-weights{q4_0},b{q8_0 x=1}");
     }
 
     #[test]
@@ -287,7 +305,11 @@ mod tests {
         assert_eq!(kv(" max-depth = 8 , opt-level=2 "), Ok(two));
         assert_eq!(kv(""), Ok(Vec::new()));
         assert_eq!(kv("a=}"), Ok(vec![("a".to_string(), "}".to_string())]));
-        assert_eq!(PassOptions::parse("max-depth").unwrap_err().message, "expected `=` after option `max-depth`");
+        // A value without a key is kept under the empty key.
+        let bare = vec![(String::new(), "q4_0".to_string()), ("min-size".to_string(), "8".to_string())];
+        assert_eq!(kv("q4_0,min-size=8"), Ok(bare.clone()));
+        assert_eq!(kv("q4_0 min-size=8"), Ok(bare));
+        assert_eq!(PassOptions::parse("q4_0!").unwrap_err().message, "expected `=` after option `q4_0`");
         assert_eq!(PassOptions::parse("=8").unwrap_err().message, "expected a pass name, found `=`");
     }
 
@@ -296,7 +318,8 @@ mod tests {
         assert!(Pipeline::parse("a,,b").is_err());
         assert!(Pipeline::parse("foo(a)").unwrap_err().message.contains("not an anchor"));
         assert!(Pipeline::parse("module(a").is_err());
-        assert!(Pipeline::parse("a{x}").is_err());
+        assert!(Pipeline::parse("a{x").is_err());
+        assert!(Pipeline::parse("a{x!}").is_err());
         assert!(Pipeline::parse("a{x=1").is_err());
         assert!(Pipeline::parse("a{x=1 ").is_err());
         let deep = "module(".repeat(100);

@@ -141,7 +141,8 @@ impl PassRegistry {
         &self.pipelines
     }
     /// The text of `--list-passes`: one line per pass (name, aliases, anchor, summary),
-    /// then its options, then the named pipelines. Sorted by name.
+    /// then its options (the default key marked), then the named pipelines. Sorted by
+    /// name.
     pub fn describe(&self) -> String {
         let mut out = String::from("Passes:\n");
         let mut passes: Vec<&PassInfo> = self.passes.iter().collect();
@@ -156,7 +157,8 @@ impl PassRegistry {
             }
             out.push('\n');
             for o in p.options {
-                out.push_str(&format!("      {}={:<12} {}\n", o.name, o.default, o.help));
+                let key = if o.default_key { " (the default key: a value alone sets it)" } else { "" };
+                out.push_str(&format!("      {}={:<12} {}{key}\n", o.name, o.default, o.help));
             }
         }
         if !self.pipelines.is_empty() {

@@ -25,6 +25,8 @@ pub mod lower_alloc_tensor;
 pub mod lower_tir;
 pub mod normalize;
 pub mod plan_memory;
+pub mod quant;
+pub mod quantize_weights;
 pub mod remove_purity_checking;
 pub mod rewrite_dataflow_reshape;
 pub mod schedule_cpu;
@@ -55,6 +57,7 @@ pub const PASSES: &[PassInfo] = &[
     schedule_cpu::INFO,
     schedule_gpu::INFO,
     lower_tir::INFO,
+    quantize_weights::INFO,
 ];
 
 /// Registers every pass of this crate ([`PASSES`]) and its named pipelines.

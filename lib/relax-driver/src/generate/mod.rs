@@ -66,6 +66,16 @@ pub struct GenerateArgs {
     /// files then fill the other parameters in order.
     #[arg(long = "weights-dir", value_name = "DIR")]
     pub weights_dir: Option<PathBuf>,
+    /// Write the weights of `--weights-dir` to DIR as the module's functions take them:
+    /// parameters that `quantize-weights` packed (`quantized_params`) as their packed
+    /// `uint8` arrays, the others copied; nothing is run (docs/cli.md).
+    #[arg(
+        long = "convert-weights",
+        value_name = "DIR",
+        requires = "weights_dir",
+        conflicts_with_all = ["generate", "check_exec", "output", "output_dir", "inputs", "repeat", "seed", "syms", "weights"]
+    )]
+    pub convert_weights: Option<PathBuf>,
     /// Bind each parameter to the tensor of this GGUF file whose name it is (`.` and other
     /// characters that cannot be in a name read as `_`: `blk_0_attn_q_weight` is
     /// `blk.0.attn_q.weight`), mapped from the file without a copy (docs/llm.md).

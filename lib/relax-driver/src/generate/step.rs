@@ -54,7 +54,7 @@ impl<'m> StepFn<'m> {
         let mut roles = vec![Role::Tokens];
         let mut ws = Vec::new();
         for &p in &params[1..] {
-            match weights.get(f, p)? {
+            match weights.get(name, f, p)? {
                 Some(v) => {
                     roles.push(Role::Weight);
                     ws.push(v);

@@ -18,8 +18,9 @@ pub fn named_inputs(
     let f = m.relax(g).ok_or_else(|| format!("`{}` is not a Relax function", m.globals[g].name))?;
     let mut positional = inputs.iter();
     let mut out = Vec::with_capacity(f.func.params.len());
+    let fname = &m.globals[g].name;
     for &p in &f.func.params {
-        match weights.get(f, p)? {
+        match weights.get(fname, f, p)? {
             Some(v) => out.push(Some(v)),
             None => match positional.next() {
                 Some(path) => out.push(Some(Value::Tensor(npy::read_file(path).map_err(|e| e.message)?))),
@@ -57,10 +58,18 @@ impl<'a> Weights<'a> {
         Weights { dir: dir.map(Path::to_path_buf), gguf, loaded: HashMap::new() }
     }
 
-    /// The weight for parameter `p` of `f`, `None` when neither source has one.
-    pub(crate) fn get(&mut self, f: &RelaxFunction, p: relax_ir::Var) -> Result<Option<Value>, String> {
+    /// The weight for parameter `p` of `f` (named `fname`), `None` when neither source
+    /// has one. A parameter `quantize-weights` packed (`quantized_params`) takes a float
+    /// file of the original shape, quantized on load, or the packed file
+    /// ([`crate::weights`]); each form is loaded once.
+    pub(crate) fn get(&mut self, fname: &str, f: &RelaxFunction, p: relax_ir::Var) -> Result<Option<Value>, String> {
         let name = &f.vars[p].name;
-        if let Some(v) = self.loaded.get(name) {
+        let spec = crate::weights::quant_spec(f, fname, name)?;
+        let key = match &spec {
+            Some(s) => format!("{name}\0{s:?}"),
+            None => name.to_string(),
+        };
+        if let Some(v) = self.loaded.get(&key) {
             return Ok(v.clone());
         }
         let mut v = match self.gguf {
@@ -72,10 +81,14 @@ impl<'a> Weights<'a> {
         {
             let path = dir.join(format!("{name}.npy"));
             if path.is_file() {
-                v = Some(Value::Tensor(npy::read_file(&path).map_err(|e| e.message)?));
+                let t = match &spec {
+                    Some(s) => crate::weights::load(&path, fname, name, s)?,
+                    None => npy::read_file(&path).map_err(|e| e.message)?,
+                };
+                v = Some(Value::Tensor(t));
             }
         }
-        self.loaded.insert(name.to_string(), v.clone());
+        self.loaded.insert(key, v.clone());
         Ok(v)
     }
 }
