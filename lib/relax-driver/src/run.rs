@@ -72,6 +72,10 @@ struct RunCli {
     /// Run every op that has a legalization through it instead of its reference kernel.
     #[arg(long = "no-kernels")]
     no_kernels: bool,
+    /// With `--engine jit`: compile every kernel, neither reading nor writing the compile
+    /// cache (`$RELAX_CACHE_DIR`, else `$XDG_CACHE_HOME/relax`, else `~/.cache/relax`).
+    #[arg(long = "no-cache")]
+    no_cache: bool,
     /// `--generate` and `--weights-dir` (`generate.rs`).
     #[command(flatten)]
     gen_args: crate::generate::GenerateArgs,
@@ -221,7 +225,23 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
         return 1;
     }
     let opts = relax_codegen::llvm::Options::default();
-    match relax_runtime::jit::compile(&module, &opts, |jk| execute(cx, &module, Some(jk), io)) {
+    let jit_opts = relax_runtime::jit::JitOptions {
+        cache_dir: if cli.no_cache { None } else { relax_runtime::jit::cache::default_dir() },
+    };
+    let timed = cli.repeat > 1 || cli.gen_args.generate;
+    let ran = relax_runtime::jit::compile_with(&module, &opts, &jit_opts, |jk| {
+        if timed {
+            let _ = writeln!(
+                io.stderr,
+                "relax-run: jit: {} kernels ready in {:.3} s ({} from the compile cache)",
+                jk.len(),
+                jk.compile_seconds,
+                jk.cached
+            );
+        }
+        execute(cx, &module, Some(jk), io)
+    });
+    match ran {
         Ok(code) => code,
         Err(e) => fail(io, e),
     }

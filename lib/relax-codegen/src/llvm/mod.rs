@@ -19,6 +19,7 @@ mod expr;
 mod ffi;
 mod func;
 mod intrin;
+mod object;
 mod outline;
 mod stmt;
 mod types;
@@ -38,6 +39,7 @@ use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use relax_ir::{Buffer, DataType, Global, Module, PrimFunc, Span, SymVar};
 
 pub(crate) use self::device::{Device, DeviceCx, lower_kernel};
+pub use self::object::{KernelObject, kernel_object};
 use crate::abi::KernelAbi;
 use crate::error::CodegenError;
 
@@ -173,40 +175,55 @@ pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
 
 /// Lowers every PrimFunc of `m` into one LLVM module for `tm`'s target.
 pub fn lower_module<'ctx>(cx: &'ctx Context, m: &Module, tm: &TargetMachine, opts: &Options) -> Lowered<'ctx> {
-    let module = cx.create_module("relax");
-    module.set_triple(&tm.get_triple());
-    module.set_data_layout(&tm.get_target_data().get_data_layout());
-    let (cpu, features) = opts.cpu_and_features();
+    let module = target_module(cx, "relax", tm);
     let mut kernels = Vec::new();
     let mut failed = Vec::new();
     for g in m.print_order() {
-        let Some(f) = m.prim_func(g) else { continue };
-        let name = m.globals[g].name.clone();
-        let part = cx.create_module(&name);
-        part.set_triple(&tm.get_triple());
-        part.set_data_layout(&tm.get_target_data().get_data_layout());
-        let attrs = (cpu.as_str(), features.as_str());
-        let result =
-            func::lower_prim_func(cx, &part, f, &name, attrs).map_err(|e| e.or_at(f.spans.func)).and_then(|k| {
-                part.verify().map_err(|e| {
-                    CodegenError::new(format!("internal error: invalid LLVM IR for `{name}`: {}", e.to_string()))
-                        .or_at(f.spans.func)
-                })?;
-                Ok(k)
-            });
-        match result {
-            Ok((abi, errors)) => {
+        if m.prim_func(g).is_none() {
+            continue;
+        }
+        match lower_kernel_module(cx, m, g, tm, opts) {
+            Ok((part, k)) => {
                 if let Err(e) = module.link_in_module(part) {
-                    failed.push((g, CodegenError::new(format!("cannot link `{name}`: {}", e.to_string()))));
+                    failed.push((g, CodegenError::new(format!("cannot link `{}`: {}", k.name, e.to_string()))));
                     continue;
                 }
-                let packed_symbol = format!("{name}_packed");
-                kernels.push(Kernel { global: g, name, packed_symbol, abi, errors });
+                kernels.push(k);
             }
             Err(e) => failed.push((g, e)),
         }
     }
     Lowered { module, kernels, failed }
+}
+
+/// An empty module for `tm`'s target.
+fn target_module<'ctx>(cx: &'ctx Context, name: &str, tm: &TargetMachine) -> LModule<'ctx> {
+    let module = cx.create_module(name);
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    module
+}
+
+/// Lowers the PrimFunc `g` of `m` into a verified module of its own.
+pub fn lower_kernel_module<'ctx>(
+    cx: &'ctx Context,
+    m: &Module,
+    g: Global,
+    tm: &TargetMachine,
+    opts: &Options,
+) -> Result<(LModule<'ctx>, Kernel), CodegenError> {
+    let name = m.globals[g].name.clone();
+    let f = m.prim_func(g).ok_or_else(|| CodegenError::new(format!("`{name}` is not a PrimFunc")))?;
+    let part = target_module(cx, &name, tm);
+    let (cpu, features) = opts.cpu_and_features();
+    let (abi, errors) = func::lower_prim_func(cx, &part, f, &name, (cpu.as_str(), features.as_str()))
+        .map_err(|e| e.or_at(f.spans.func))?;
+    part.verify().map_err(|e| {
+        CodegenError::new(format!("internal error: invalid LLVM IR for `{name}`: {}", e.to_string()))
+            .or_at(f.spans.func)
+    })?;
+    let packed_symbol = format!("{name}_packed");
+    Ok((part, Kernel { global: g, name, packed_symbol, abi, errors }))
 }
 
 /// Runs LLVM's `default<On>` pipeline on a module.

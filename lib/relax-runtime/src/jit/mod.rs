@@ -1,28 +1,32 @@
 //! The JIT: PrimFuncs compiled by LLVM (`relax_codegen::llvm`), called from the Relax
 //! interpreter through [`NativeKernels`] (`docs/codegen.md`).
 //!
-//! * [`compile`] lowers every PrimFunc of a module once, runs `default<O3>` for the host
-//!   CPU and hands the module to MCJIT, behind the [`Jit`] trait (ORC could replace it).
-//!   A PrimFunc the code generator cannot handle is listed in [`JitKernels::failed`] and
-//!   runs in the TIR interpreter. The module is lowered TIR (`relax_ir::tir_lower`): the
-//!   caller lowers it once and hands the same module to the interpreter.
+//! * [`compile`] turns every PrimFunc of a module into an object file of its own
+//!   ([`objects`]: `default<O3>` for the host CPU, the kernels compiled on every CPU at
+//!   once, each taken from the disk cache of [`cache`] when it holds it) and loads the
+//!   objects with ORC's `LLJIT` ([`orc`]). A PrimFunc the code generator cannot handle
+//!   is listed in [`JitKernels::failed`] and runs in the TIR interpreter. The module is
+//!   lowered TIR (`relax_ir::tir_lower`): the caller lowers it once and hands the same
+//!   module to the interpreter.
 //! * A call first binds the arguments with the TIR interpreter's own binder (the same
 //!   checks and messages), then fills the kernel's 8-byte slots (`relax_codegen::abi`)
 //!   with tensor addresses and the symbolic variables' values, and calls
 //!   `i32 name_packed(ptr)`. A non-zero result is the kernel's run-time error.
 //! * The runtime functions kernels call: [`relax_parallel_for`] (a rayon thread pool)
-//!   and the math helpers of `relax_codegen::llvm::MATH_HELPERS`, mapped into MCJIT by
+//!   and the math helpers of `relax_codegen::llvm::MATH_HELPERS`, defined in the JIT by
 //!   address; libm functions resolve from the process.
 #![expect(unsafe_code, reason = "the JIT calls machine code it generated and hands it raw tensor pointers")]
 
+pub mod cache;
+pub mod objects;
+pub mod orc;
+
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use rayon::prelude::*;
 use relax_codegen::CodegenError;
 use relax_codegen::abi::SlotKind;
-use relax_codegen::llvm::inkwell::OptimizationLevel;
-use relax_codegen::llvm::inkwell::context::Context;
-use relax_codegen::llvm::inkwell::execution_engine::ExecutionEngine;
 use relax_codegen::llvm::{self, Kernel, Options};
 use relax_entity::EntityRef;
 use relax_ir::{Global, Module};
@@ -31,23 +35,6 @@ use crate::error::{RunError, RunResult};
 use crate::native::NativeKernels;
 use crate::scalar::Scalar;
 use crate::value::Value;
-
-/// A JIT compiler: finds the machine code of a symbol.
-pub trait Jit {
-    /// The address of `symbol`, when it was compiled.
-    fn function_address(&self, symbol: &str) -> Option<usize>;
-}
-
-/// MCJIT.
-struct McJit<'ctx> {
-    ee: ExecutionEngine<'ctx>,
-}
-
-impl Jit for McJit<'_> {
-    fn function_address(&self, symbol: &str) -> Option<usize> {
-        self.ee.get_function_address(symbol).ok()
-    }
-}
 
 /// `i32 name_packed(ptr args)`.
 type PackedFn = unsafe extern "C" fn(*mut u64) -> i32;
@@ -59,53 +46,70 @@ pub struct JitKernels {
     kernels: HashMap<Global, (PackedFn, Kernel)>,
     /// PrimFuncs that could not be compiled (they run in the TIR interpreter), and why.
     pub failed: Vec<(Global, CodegenError)>,
-    /// Seconds spent compiling (lowering, optimizing, machine code).
+    /// Seconds spent compiling (lowering, optimizing, machine code, loading).
     pub compile_seconds: f64,
+    /// How many kernels came from the compile cache.
+    pub cached: usize,
     /// Seconds spent in machine code since [`NativeKernels::take_kernel_seconds`].
     kernel_seconds: std::cell::Cell<f64>,
 }
 
-/// Compiles every PrimFunc of `m` and calls `run` with the kernels; the machine code
-/// lives until `run` returns.
+/// How the JIT gets its code.
+#[derive(Clone, Debug, Default)]
+pub struct JitOptions {
+    /// The directory of the compile cache ([`cache`]); `None`: compile every kernel and
+    /// store nothing.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Compiles every PrimFunc of `m` (no cache) and calls `run` with the kernels; the
+/// machine code lives until `run` returns.
 pub fn compile<T>(m: &Module, opts: &Options, run: impl FnOnce(&JitKernels) -> T) -> Result<T, CodegenError> {
+    compile_with(m, opts, &JitOptions::default(), run)
+}
+
+/// [`compile`] with the JIT's own options.
+pub fn compile_with<T>(
+    m: &Module,
+    opts: &Options,
+    jit_opts: &JitOptions,
+    run: impl FnOnce(&JitKernels) -> T,
+) -> Result<T, CodegenError> {
     let start = std::time::Instant::now();
-    let tm = llvm::host_machine(opts)?;
-    let cx = Context::create();
-    let lowered = llvm::lower_module(&cx, m, &tm, opts);
-    llvm::optimize(&lowered.module, &tm, opts)?;
-    relax_codegen::llvm::inkwell::support::load_visible_symbols();
-    let ee = lowered
-        .module
-        .create_jit_execution_engine(OptimizationLevel::Aggressive)
-        .map_err(|e| CodegenError::new(format!("cannot start the JIT: {e}")))?;
-    for (name, addr) in runtime_symbols() {
-        if let Some(f) = lowered.module.get_function(name) {
-            ee.add_global_mapping(&f, addr);
-        }
-    }
-    let jit = McJit { ee };
+    let cache = jit_opts.cache_dir.clone().map(|d| cache::ObjectCache::new(d, opts));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let built = objects::build(m, opts, cache.as_ref(), threads);
+    let jit = orc::OrcJit::new(&runtime_symbols())?;
     let mut kernels = HashMap::new();
-    let mut failed = lowered.failed;
-    for k in lowered.kernels {
-        match jit.function_address(&k.packed_symbol) {
-            Some(addr) => {
+    let mut failed = built.failed;
+    for ko in built.objects {
+        match link(&jit, &ko) {
+            Ok((addr, k)) => {
                 // SAFETY: `name_packed` was generated with the signature `i32 (ptr)`.
                 let f = unsafe { std::mem::transmute::<usize, PackedFn>(addr) };
                 kernels.insert(k.global, (f, k));
             }
-            None => failed.push((k.global, CodegenError::new(format!("the JIT has no code for `{}`", k.name)))),
+            Err(e) => failed.push((ko.kernel.global, e)),
         }
     }
+    failed.sort_by_key(|(g, _)| *g);
     let jk = JitKernels {
         kernels,
         failed,
         compile_seconds: start.elapsed().as_secs_f64(),
+        cached: built.cached,
         kernel_seconds: std::cell::Cell::new(0.0),
     };
     let r = run(&jk);
     drop(jk);
     drop(jit);
     Ok(r)
+}
+
+/// Loads a kernel's object into `jit`: the address of its packed function.
+fn link(jit: &orc::OrcJit, ko: &llvm::KernelObject) -> Result<(usize, Kernel), CodegenError> {
+    jit.add_object(&ko.kernel.name, &ko.object)?;
+    Ok((jit.lookup(&ko.kernel.packed_symbol)?, ko.kernel.clone()))
 }
 
 impl JitKernels {
