@@ -20,6 +20,7 @@ The feature ``cuda-sim`` holds when the PTX simulator ``librelax_cuda_sim.so`` i
 """
 
 import os
+import platform
 import re
 import shutil
 
@@ -80,6 +81,8 @@ def built_backends():
 for feature in built_backends():
     if feature.strip() in ("llvm", "spirv"):
         config.available_features.add(feature.strip())
+# The host architecture (tests of target-specific code generation name it).
+config.available_features.add(platform.machine())
 # External validators, when installed.
 for tool in ["spirv-val", "ptxas"]:
     if shutil.which(tool, path=config.environment["PATH"]):

@@ -14,6 +14,7 @@
 //!
 //! GPU kernels (`crate::nvptx`) reuse this lowering through the hooks of [`device`].
 
+pub mod cpus;
 mod device;
 mod expr;
 mod ffi;
@@ -162,6 +163,9 @@ pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| CodegenError::new(format!("unknown target: {e}")))?;
     let (cpu, features) = opts.cpu_and_features();
+    if opts.cpu.as_deref().is_some_and(|c| c != "native") {
+        check_cpu(&triple.as_str().to_string_lossy(), &cpu)?;
+    }
     let level = match opts.opt_level {
         0 => OptimizationLevel::None,
         1 => OptimizationLevel::Less,
@@ -171,6 +175,25 @@ pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
     target
         .create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default)
         .ok_or_else(|| CodegenError::new(format!("LLVM cannot make a target machine for CPU `{cpu}`")))
+}
+
+/// An error unless LLVM knows `cpu` for `triple`'s architecture ([`cpus`]); LLVM itself
+/// only warns, then may abort. Architectures without a table pass.
+pub fn check_cpu(triple: &str, cpu: &str) -> Result<(), CodegenError> {
+    let arch = triple.split('-').next().unwrap_or("");
+    let known = match arch {
+        "x86_64" => cpus::X86_64,
+        "aarch64" | "arm64" => cpus::AARCH64,
+        _ => return Ok(()),
+    };
+    if known.contains(&cpu) {
+        return Ok(());
+    }
+    let hint = match relax_ir::diag::suggest(cpu, known.iter().copied()) {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None => format!(" (known: {}, ...)", known[..known.len().min(6)].join(", ")),
+    };
+    Err(CodegenError::new(format!("`--mcpu {cpu}`: LLVM knows no CPU `{cpu}` for {arch}{hint}")))
 }
 
 /// Lowers every PrimFunc of `m` into one LLVM module for `tm`'s target.
