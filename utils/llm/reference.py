@@ -2,7 +2,9 @@
 """A numpy reference of the Llama-family decoder that relax-llm writes (docs/llm.md).
 
 Reads a GGUF file with the `gguf` package (its reader and reference dequantizers),
-runs the prompt and greedy generation in float64 with a plain growing KV cache, and
+runs the prompt and greedy generation in float64 with a plain growing KV cache (its keys
+and values rounded to float16 as they are stored, as relax's and llama.cpp's default
+cache keeps them, unless --cache-type f32), and
 writes the generated token ids (stdout, comma-separated) and, with --logits-out, the
 logits of every generated token as a (steps, vocab) float32 .npy, the same outputs as
 `relax-run --generate`. It is written from the model's definition (ggml's operations in
@@ -10,6 +12,7 @@ llama.cpp's graph for `llama` and `qwen2`), not from relax's module, so the two 
 each other.
 
     reference.py model.gguf --prompt 1,2,3 --max-new-tokens 8 [--logits-out L.npy]
+                 [--cache-type f16|f32]
 """
 import argparse
 import sys
@@ -81,7 +84,7 @@ def rope(x, pos, cfg, factors):
     return out
 
 
-def forward(cfg, w, tokens, cache, past):
+def forward(cfg, w, tokens, cache, past, cache_dtype):
     """Runs positions past..past+n; cache[layer] = (K, V) lists grown in place."""
     n = len(tokens)
     h, kvh, hd = cfg["n_head"], cfg["n_head_kv"], cfg["head_dim"]
@@ -97,6 +100,9 @@ def forward(cfg, w, tokens, cache, past):
         q = rope(q.reshape(n, h, hd), pos, cfg, factors)
         k = rope(k.reshape(n, kvh, hd), pos, cfg, factors)
         v = v.reshape(n, kvh, hd)
+        # The cache stores the keys and values in its own precision.
+        k = k.astype(cache_dtype).astype(np.float64)
+        v = v.astype(cache_dtype).astype(np.float64)
         K, V = cache[l]
         K = np.concatenate([K, k]) if K is not None else k
         V = np.concatenate([V, v]) if V is not None else v
@@ -126,11 +132,13 @@ def main():
     ap.add_argument("--prompt", required=True)
     ap.add_argument("--max-new-tokens", type=int, default=8)
     ap.add_argument("--logits-out")
+    ap.add_argument("--cache-type", choices=["f16", "f32"], default="f16")
     a = ap.parse_args()
     cfg, w = load(a.model)
     tokens = [int(t) for t in a.prompt.split(",")]
     cache = [(None, None)] * cfg["n_layer"]
-    logits = forward(cfg, w, np.array(tokens), cache, 0)
+    cache_dtype = np.float16 if a.cache_type == "f16" else np.float32
+    logits = forward(cfg, w, np.array(tokens), cache, 0, cache_dtype)
     past = len(tokens)
     out, rows = [], []
     while True:
@@ -139,7 +147,7 @@ def main():
         rows.append(logits.astype(np.float32))
         if len(out) == a.max_new_tokens:
             break
-        logits = forward(cfg, w, np.array([nxt]), cache, past)
+        logits = forward(cfg, w, np.array([nxt]), cache, past, cache_dtype)
         past += 1
     print(",".join(map(str, out)))
     if a.logits_out:

@@ -20,11 +20,16 @@ pub fn is_gguf(path: &str) -> bool {
 }
 
 /// The module of the model in a GGUF file, with a KV cache of `context` positions (the
-/// model's context, at most 4096, by default), and its text as the importer wrote it
-/// (the source that diagnostics point into).
-pub fn import(path: &str, context: Option<usize>) -> Result<(SourceFile, relax_ir::Module), String> {
+/// model's context, at most 4096, by default) of `cache_type` (default float16), and its
+/// text as the importer wrote it (the source that diagnostics point into).
+pub fn import(
+    path: &str,
+    context: Option<usize>,
+    cache_type: Option<relax_llm::spec::CacheType>,
+) -> Result<(SourceFile, relax_ir::Module), String> {
     let file = GgufFile::open(path).map_err(|e| e.to_string())?;
-    let spec = relax_llm::gguf::spec_from_gguf(&file, context).map_err(|e| format!("{path}: {e}"))?;
+    let mut spec = relax_llm::gguf::spec_from_gguf(&file, context).map_err(|e| format!("{path}: {e}"))?;
+    spec.cache_type = cache_type.unwrap_or_default();
     let text = relax_llm::emit::module_text(&spec);
     let module = relax_llm::build(&spec).map_err(|e| format!("{path}: {e}"))?;
     Ok((SourceFile::new(format!("{path} (imported)"), text), module))

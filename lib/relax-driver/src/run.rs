@@ -113,13 +113,16 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     };
     let gguf_input = cli.input.as_deref().filter(|p| *p != "-" && crate::llm::is_gguf(p));
     let (file, mut module) = if let Some(path) = gguf_input {
-        match crate::llm::import(path, cli.gen_args.context) {
+        match crate::llm::import(path, cli.gen_args.context, cli.gen_args.cache_type) {
             Ok(fm) => fm,
             Err(e) => return fail(io, e),
         }
     } else {
         if cli.gen_args.context.is_some() {
             return fail(io, "`--context` sizes the KV cache of an imported GGUF model: the input is not one");
+        }
+        if cli.gen_args.cache_type.is_some() {
+            return fail(io, "`--cache-type` sets the KV cache of an imported GGUF model: the input is not one");
         }
         let file = match crate::cli::read_input(cli.input.as_deref(), io) {
             Ok(f) => f,

@@ -40,6 +40,10 @@ struct TranslateCli {
     /// context length, at most 4096).
     #[arg(long = "context", value_name = "N", requires = "import_gguf")]
     context: Option<usize>,
+    /// With `--import-gguf`: the KV cache's element type, `f16` (default, as llama.cpp)
+    /// or `f32`.
+    #[arg(long = "cache-type", value_name = "TYPE", requires = "import_gguf", value_parser = relax_llm::spec::CacheType::parse)]
+    cache_type: Option<relax_llm::spec::CacheType>,
     /// Write the output to this file (default: standard output).
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<String>,
@@ -191,7 +195,7 @@ fn import_gguf(cli: &TranslateCli, path: &str, io: &mut Io<'_>) -> i32 {
     if cli.input.is_some() {
         return fail(io, "`--import-gguf` reads the model file it names: give no input module");
     }
-    let module = match crate::llm::import(path, cli.context) {
+    let module = match crate::llm::import(path, cli.context, cli.cache_type) {
         Ok((_, m)) => m,
         Err(e) => return fail(io, e),
     };

@@ -105,13 +105,14 @@ fn relax_generate(path: &Path, extra: &[&str]) -> (String, Vec<f32>) {
     (out.trim().to_string(), read_f32(&logits))
 }
 
-/// The numpy reference on the same file.
-fn reference(py: &str, path: &Path) -> (String, Vec<f32>) {
+/// The numpy reference on the same file, with a KV cache of `cache_type`.
+fn reference(py: &str, path: &Path, cache_type: &str) -> (String, Vec<f32>) {
     let logits = path.with_extension("ref.npy");
     let out = python_command(py)
         .arg(repo().join("utils/llm/reference.py"))
         .arg(path)
-        .args(["--prompt", PROMPT, "--max-new-tokens", &NEW_TOKENS.to_string(), "--logits-out"])
+        .args(["--prompt", PROMPT, "--max-new-tokens", &NEW_TOKENS.to_string(), "--cache-type", cache_type])
+        .arg("--logits-out")
         .arg(&logits)
         .output()
         .expect("run the reference");
@@ -135,7 +136,8 @@ fn tiny(arch: Architecture, file_type: FileType, seed: u64) -> ModelConfig {
 /// Every tensor type, both architectures and both kinds of RoPE scaling against the
 /// numpy reference; and the llama files of every type, which share a seed (so the same
 /// underlying weights), against the float32 file: the relative RMS error of the prompt's
-/// logits (centered) within the tolerances of `docs/llm.md`.
+/// logits (centered) within the tolerances of `docs/llm.md`. The KV cache is float16 (the
+/// default) but for one float32 case, on both sides.
 #[test]
 fn gguf_models_match_the_numpy_reference() {
     let llama = |ty| tiny(Architecture::Llama, ty, 11);
@@ -156,10 +158,12 @@ fn gguf_models_match_the_numpy_reference() {
     llama3.rope_scaling =
         Some(RopeScaling::Llama3 { factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_context: 64 });
     cases.push(("llama3-rope-q6_k", llama3, None));
+    cases.push(("llama-f32-cache-f32", llama(FileType::F32), None));
     let mut float_logits: Option<Vec<f32>> = None;
     for (name, config, tolerance) in &cases {
         let path = model(name, config);
-        let (tokens, logits) = relax_generate(&path, &[]);
+        let cache_type = if name.ends_with("cache-f32") { "f32" } else { "f16" };
+        let (tokens, logits) = relax_generate(&path, &["--cache-type", cache_type]);
         assert_eq!(tokens.split(',').count(), NEW_TOKENS, "{name}: {tokens}");
         let vocab = logits.len() / NEW_TOKENS;
         match (tolerance, &float_logits) {
@@ -171,7 +175,7 @@ fn gguf_models_match_the_numpy_reference() {
             _ => {}
         }
         let Some(py) = python() else { continue };
-        let (ref_tokens, ref_logits) = reference(py, &path);
+        let (ref_tokens, ref_logits) = reference(py, &path, cache_type);
         assert_eq!(tokens, ref_tokens, "{name}: greedy tokens differ from the reference");
         let d = max_abs_diff(&logits, &ref_logits);
         assert!(d < 1e-3, "{name}: logits differ from the reference by {d}");
@@ -301,6 +305,10 @@ fn malformed_models_are_errors() {
     let (s, _, err) = run(&good, &["--context", "100000"]);
     assert_eq!(s, 1);
     assert!(err.contains("longer than the model's"), "{err}");
+    // A cache type that is not one, with the nearest.
+    let (s, _, err) = run(&good, &["--cache-type", "f61"]);
+    assert_eq!(s, 1);
+    assert!(err.contains("--cache-type") && err.contains("`f61`") && err.contains("did you mean `f16`"), "{err}");
     // A missing tensor: written without the last layer's down projection.
     let cfg = ModelConfig { n_layers: 1, ..tiny(Architecture::Llama, FileType::F32, 52) };
     let full = model("full", &cfg);

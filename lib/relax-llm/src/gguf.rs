@@ -7,7 +7,7 @@
 
 use relax_gguf::{GgmlType, GgufFile, Metadata, TensorInfo};
 
-use crate::spec::{Arch, LayerWeights, ModelSpec, Rope, RopeStyle, Weight, WeightType};
+use crate::spec::{Arch, CacheType, LayerWeights, ModelSpec, Rope, RopeStyle, Weight, WeightType};
 
 /// The default context when the file allows more: the KV cache is sized for this many
 /// positions unless the caller asks for another number (llama.cpp's default).
@@ -105,6 +105,7 @@ pub fn spec_from_gguf(file: &GgufFile, n_ctx: Option<usize>) -> Result<ModelSpec
         n_ff,
         n_vocab,
         n_ctx,
+        cache_type: CacheType::default(),
         rms_eps,
         rope,
         token_embd,

@@ -171,6 +171,42 @@ pub struct LayerWeights {
     pub down: Weight,
 }
 
+/// The element type of the KV cache (llama.cpp's `--cache-type-k` / `--cache-type-v`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheType {
+    /// Half precision, as llama.cpp keeps it by default: half the memory and half the
+    /// bytes attention reads; keys and values are rounded to float16 when written.
+    #[default]
+    F16,
+    /// Single precision: the values as computed.
+    F32,
+}
+
+impl CacheType {
+    /// Every type, by name.
+    pub const ALL: [(&'static str, CacheType); 2] = [("f16", CacheType::F16), ("f32", CacheType::F32)];
+
+    /// The type named `s` (`f16`, `f32`).
+    pub fn parse(s: &str) -> Result<CacheType, String> {
+        if let Some(&(_, t)) = Self::ALL.iter().find(|(n, _)| *n == s) {
+            return Ok(t);
+        }
+        let hint = match relax_ir::diag::suggest(s, Self::ALL.iter().map(|(n, _)| *n)) {
+            Some(h) => format!("; did you mean `{h}`?"),
+            None => String::new(),
+        };
+        Err(format!("unknown KV cache type `{s}` (expected f16 or f32){hint}"))
+    }
+
+    /// The TVMScript dtype.
+    pub fn dtype(self) -> &'static str {
+        match self {
+            CacheType::F16 => "float16",
+            CacheType::F32 => "float32",
+        }
+    }
+}
+
 /// A decoder-only transformer of the Llama family.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelSpec {
@@ -190,6 +226,8 @@ pub struct ModelSpec {
     pub n_vocab: usize,
     /// Positions the KV cache holds: the longest prompt plus generated tokens.
     pub n_ctx: usize,
+    /// The KV cache's element type.
+    pub cache_type: CacheType,
     /// RMSNorm epsilon.
     pub rms_eps: f64,
     /// Rotary embedding.

@@ -1,6 +1,6 @@
 //! Small specs for tests and examples: any size, any weight type, either architecture.
 
-use crate::spec::{Arch, LayerWeights, ModelSpec, Rope, RopeStyle, Weight, WeightType};
+use crate::spec::{Arch, CacheType, LayerWeights, ModelSpec, Rope, RopeStyle, Weight, WeightType};
 
 /// The sizes of a model to make with [`spec`].
 #[derive(Clone, Debug)]
@@ -59,6 +59,7 @@ pub fn spec(s: &Sizes, ty: WeightType, tied: bool) -> ModelSpec {
         n_ff: s.n_ff,
         n_vocab: s.n_vocab,
         n_ctx: s.n_ctx,
+        cache_type: CacheType::default(),
         rms_eps: 1e-5,
         rope: Rope {
             style: if s.arch == Arch::Qwen2 { RopeStyle::Halves } else { RopeStyle::Interleaved },

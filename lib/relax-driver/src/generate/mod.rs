@@ -85,6 +85,10 @@ pub struct GenerateArgs {
     /// model's context length, at most 4096).
     #[arg(long = "context", value_name = "N")]
     pub context: Option<usize>,
+    /// With a GGUF model as the input: the KV cache's element type, `f16` (default, as
+    /// llama.cpp) or `f32`.
+    #[arg(long = "cache-type", value_name = "TYPE", value_parser = relax_llm::spec::CacheType::parse)]
+    pub cache_type: Option<relax_llm::spec::CacheType>,
 }
 
 /// Runs `--generate`: returns the exit status.

@@ -144,12 +144,12 @@ impl Writer<'_> {
 
 /// The key cache's type.
 fn k_cache_type(m: &ModelSpec) -> String {
-    tensor(&dims(&kernels::k_cache_dims(m)), "float32")
+    tensor(&dims(&kernels::k_cache_dims(m)), m.cache_type.dtype())
 }
 
 /// The value cache's type.
 fn v_cache_type(m: &ModelSpec) -> String {
-    tensor(&dims(&kernels::v_cache_dims(m)), "float32")
+    tensor(&dims(&kernels::v_cache_dims(m)), m.cache_type.dtype())
 }
 
 /// One of the two functions.
@@ -203,8 +203,14 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
 
     let (mut kc, mut vc) = if step.name == "prefill" {
         (
-            w.b.bind("k_init", format!("R.zeros({}, dtype=\"float32\")", shape(&dims(&kernels::k_cache_dims(m))))),
-            w.b.bind("v_init", format!("R.zeros({}, dtype=\"float32\")", shape(&dims(&kernels::v_cache_dims(m))))),
+            w.b.bind(
+                "k_init",
+                format!("R.zeros({}, dtype=\"{}\")", shape(&dims(&kernels::k_cache_dims(m))), m.cache_type.dtype()),
+            ),
+            w.b.bind(
+                "v_init",
+                format!("R.zeros({}, dtype=\"{}\")", shape(&dims(&kernels::v_cache_dims(m))), m.cache_type.dtype()),
+            ),
         )
     } else {
         ("k_cache".to_string(), "v_cache".to_string())

@@ -1,13 +1,14 @@
 //! The hand-written kernels of the decoder: the KV cache writes and attention.
 //!
-//! The KV cache is two float32 tensors, allocated once by `prefill` and passed from step
-//! to step: the keys `(layers, n_head_kv, head_dim, ctx)`, transposed so that the keys of
+//! The KV cache is two tensors of the model's cache type (float16 by default, as in
+//! llama.cpp, or float32), allocated once by `prefill` and passed from step to step: the keys `(layers, n_head_kv, head_dim, ctx)`, transposed so that the keys of
 //! consecutive positions are contiguous for each dim, and the values `(layers, n_head_kv,
 //! ctx, head_dim)`. `ctx` is the context rounded up to a whole number of [`CHUNK`]s. A
 //! step writes its keys and values at positions `past .. past + n` of its layer in place
 //! (`k_write`, `v_write`, called with `R.call_tir_inplace`), and attention reads positions
 //! `0 .. past + n` straight from the cache: nothing is copied, so a step's cost grows with
-//! the context only through attention's reads.
+//! the context only through attention's reads. A float16 cache rounds keys and values when
+//! they are written and widens them exactly to float32 where attention reads them.
 //!
 //! `attention` is causal grouped-query attention with an online softmax (the
 //! FlashAttention recurrence). One task per (query position, key/value head) computes the
@@ -22,7 +23,7 @@
 //! access out of bounds.
 
 use super::text::i64_lit;
-use crate::spec::ModelSpec;
+use crate::spec::{CacheType, ModelSpec};
 
 /// Cached positions per attention chunk.
 pub const CHUNK: usize = 32;
@@ -45,6 +46,15 @@ pub fn v_cache_dims(m: &ModelSpec) -> [usize; 4] {
 
 fn lits(d: &[usize]) -> String {
     d.iter().map(|&d| i64_lit(d)).collect::<Vec<_>>().join(", ")
+}
+
+/// `value` converted to `to` when the cache is float16 (rounded on the way in, widened on
+/// the way out); the value itself for a float32 cache.
+fn convert(m: &ModelSpec, to: &str, value: &str) -> String {
+    match m.cache_type {
+        CacheType::F32 => value.to_string(),
+        CacheType::F16 => format!("T.Cast(\"{to}\", {value})"),
+    }
 }
 
 /// The assertion that `past + n` positions fit the context.
@@ -72,15 +82,17 @@ pub fn cache_write(m: &ModelSpec, keys: bool) -> String {
     def {name}(var_cache: T.handle, var_x: T.handle, layer: T.int64, past: T.int64):
         T.func_attr({{"tir.noalias": True}})
         n = T.int64()
-        cache = T.match_buffer(var_cache, ({dims}))
+        cache = T.match_buffer(var_cache, ({dims}), "{dtype}")
         x = T.match_buffer(var_x, (n, {kvh}, {d}))
 {fits}
         for s, h, e in T.grid(n, {kvh}, {d}):
             with T.block("{name}"):
                 vs, vh, ve = T.axis.remap("SSS", [s, h, e])
-                {target} = x[vs, vh, ve]
+                {target} = {value}
 "#,
         dims = lits(&dims),
+        dtype = m.cache_type.dtype(),
+        value = convert(m, "float16", "x[vs, vh, ve]"),
         fits = fits(m),
     )
 }
@@ -122,7 +134,7 @@ pub fn attention(m: &ModelSpec) -> String {
     let big = "T.float32(-3.4028234663852886e+38)";
     let body = format!(
         r#"    @T.prim_func(private=True)
-    def attention(var_q: T.handle, k_cache: T.Buffer(({kdims}), "float32"), v_cache: T.Buffer(({vdims}), "float32"), var_out: T.handle, layer: T.int64, past: T.int64):
+    def attention(var_q: T.handle, k_cache: T.Buffer(({kdims}), "{dtype}"), v_cache: T.Buffer(({vdims}), "{dtype}"), var_out: T.handle, layer: T.int64, past: T.int64):
         T.func_attr({{"tir.noalias": True, "tir.is_scheduled": True}})
         n = T.int64()
         q = T.match_buffer(var_q, (n, {h}, {d}))
@@ -151,7 +163,7 @@ pub fn attention(m: &ModelSpec) -> String {
                     for g, t in T.grid({gl}, {ch}):
                         score[g, t] = T.float32(0.0)
                     for g, e, t in T.grid({gl}, {d}, {ch}):
-                        score[g, t] = score[g, t] + q[POS, HEAD0 + g, e] * k_cache[layer, KVHEAD, e, c * {ch} + t]
+                        score[g, t] = score[g, t] + q[POS, HEAD0 + g, e] * {kread}
                     for g, t in T.grid({gl}, {ch}):
                         score[g, t] = T.Select(c * {ch} + t <= past + POS, score[g, t] * T.float32({scale:?}), {big})
                     for g in range({gl}):
@@ -167,11 +179,14 @@ pub fn attention(m: &ModelSpec) -> String {
                             total[g] = total[g] + score[g, t]
                         run_max[g] = chunk_max[g]
                     for g, t, e in T.grid({gl}, {ch}, {d}):
-                        acc[g, e] = acc[g, e] + score[g, t] * v_cache[layer, KVHEAD, c * {ch} + t, e]
+                        acc[g, e] = acc[g, e] + score[g, t] * {vread}
                 for g, e in T.grid({gl}, {d}):
                     out[POS, HEAD0 + g, e] = acc[g, e] / total[g]
 "#,
         kdims = lits(&k_cache_dims(m)),
+        dtype = m.cache_type.dtype(),
+        kread = convert(m, "float32", &format!("k_cache[layer, KVHEAD, e, c * {ch} + t]")),
+        vread = convert(m, "float32", &format!("v_cache[layer, KVHEAD, c * {ch} + t, e]")),
         vdims = lits(&v_cache_dims(m)),
         cpos = i64_lit(cache_positions(m)),
         fits = fits(m),
