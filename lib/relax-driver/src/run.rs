@@ -74,8 +74,11 @@ struct RunCli {
     no_kernels: bool,
     /// With `--engine jit`: compile every kernel, neither reading nor writing the compile
     /// cache (`$RELAX_CACHE_DIR`, else `$XDG_CACHE_HOME/relax`, else `~/.cache/relax`).
-    #[arg(long = "no-cache")]
+    #[arg(long = "no-cache", conflicts_with = "cache_dir")]
     no_cache: bool,
+    /// With `--engine jit`: the compile cache's directory (instead of the default).
+    #[arg(long = "cache-dir", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
     /// `--generate` and `--weights-dir` (`generate.rs`).
     #[command(flatten)]
     gen_args: crate::generate::GenerateArgs,
@@ -229,7 +232,11 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
     }
     let opts = relax_codegen::llvm::Options::default();
     let jit_opts = relax_runtime::jit::JitOptions {
-        cache_dir: if cli.no_cache { None } else { relax_runtime::jit::cache::default_dir() },
+        cache_dir: match (&cli.cache_dir, cli.no_cache) {
+            (_, true) => None,
+            (Some(d), false) => Some(d.clone()),
+            (None, false) => relax_runtime::jit::cache::default_dir(),
+        },
     };
     let timed = cli.repeat > 1 || cli.gen_args.generate;
     let ran = relax_runtime::jit::compile_with(&module, &opts, &jit_opts, |jk| {

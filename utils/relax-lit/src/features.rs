@@ -6,6 +6,7 @@
 //!   `relax_driver::cuda_device`).
 //! * `cuda-sim`: the PTX simulator `librelax_cuda_sim.so` (`utils/cuda-sim`) is built, so
 //!   `relax-run --engine cuda --cuda-driver %cuda-sim` runs the CUDA engine without a GPU.
+//! * `x86_64`, `aarch64`: the host's architecture (tests of target-specific code).
 //!
 //! [`Features::detect`] is the one place that decides them for the Rust runner;
 //! `test/lit.cfg.py` decides them for real lit (from `RELAX_FEATURES` and `PATH`).
@@ -28,11 +29,14 @@ pub struct Features {
     pub cuda: bool,
     /// The PTX simulator library, when it is built (the `%cuda-sim` substitution).
     pub cuda_sim: Option<&'static Path>,
+    /// The host's architecture (`std::env::consts::ARCH`).
+    pub arch: &'static str,
 }
 
 impl Features {
     /// Every feature name a test may mention.
-    pub const NAMES: [&'static str; 6] = ["llvm", "spirv", "spirv-val", "ptxas", "cuda", "cuda-sim"];
+    pub const NAMES: [&'static str; 8] =
+        ["llvm", "spirv", "spirv-val", "ptxas", "cuda", "cuda-sim", "x86_64", "aarch64"];
 
     /// The features of this build and machine: the backends `relax_driver::features()`
     /// reports, and the validators on `PATH`.
@@ -45,6 +49,7 @@ impl Features {
             ptxas: on_path("ptxas"),
             cuda: built.contains(&"llvm") && relax_driver::cuda_device().is_ok(),
             cuda_sim: cuda_sim_library(),
+            arch: std::env::consts::ARCH,
         }
     }
 
@@ -57,6 +62,7 @@ impl Features {
             "ptxas" => Some(self.ptxas),
             "cuda" => Some(self.cuda),
             "cuda-sim" => Some(self.cuda_sim.is_some()),
+            "x86_64" | "aarch64" => Some(self.arch == name),
             _ => None,
         }
     }

@@ -61,8 +61,15 @@ fn passing_and_failing_checks() {
 fn features_decide_support() {
     let dir = scratch("features");
     let mut cfg = config(&dir);
-    cfg.features =
-        relax_lit::Features { llvm: false, spirv: true, spirv_val: false, ptxas: false, cuda: false, cuda_sim: None };
+    cfg.features = relax_lit::Features {
+        llvm: false,
+        spirv: true,
+        spirv_val: false,
+        ptxas: false,
+        cuda: false,
+        cuda_sim: None,
+        arch: "x86_64",
+    };
     let r = run_text(&dir, "a.rlx", "# REQUIRES: llvm\n# RUN: false\n", &cfg);
     assert!(matches!(r.status, Status::Unsupported(_)), "{r:?}");
     let r = run_text(&dir, "b.rlx", "# UNSUPPORTED: spirv\n# RUN: false\n", &cfg);
