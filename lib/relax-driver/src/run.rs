@@ -56,6 +56,10 @@ struct RunCli {
     /// (default: `$RELAX_CUDA_DRIVER`), e.g. the PTX simulator `librelax_cuda_sim.so`.
     #[arg(long = "cuda-driver", value_name = "PATH")]
     cuda_driver: Option<PathBuf>,
+    /// With `--engine jit`: the threads that compile the kernels and run their parallel
+    /// loops, the calling thread included (default: one per CPU).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_threads)]
+    threads: Option<usize>,
     /// Run N times and print the median wall time to standard error.
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeat: usize,
@@ -230,6 +234,7 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
     let opts = relax_codegen::llvm::Options::default();
     let jit_opts = relax_runtime::jit::JitOptions {
         cache_dir: if cli.no_cache { None } else { relax_runtime::jit::cache::default_dir() },
+        threads: cli.threads.unwrap_or(0),
     };
     let timed = cli.repeat > 1 || cli.gen_args.generate;
     let ran = relax_runtime::jit::compile_with(&module, &opts, &jit_opts, |jk| {
@@ -253,6 +258,17 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
 #[cfg(not(feature = "llvm"))]
 fn run_jit(_: &RunCx<'_>, _: relax_ir::Module, io: &mut Io<'_>) -> i32 {
     fail(io, "this build of relax-run has no JIT (built without the `llvm` feature)")
+}
+
+/// The most threads `--threads` accepts.
+const MAX_THREADS: usize = 1024;
+
+/// The value of `--threads`: a thread count from 1 to [`MAX_THREADS`].
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of threads from 1 to {MAX_THREADS}")),
+    }
 }
 
 /// `--sym NAME=INT` values.
