@@ -53,6 +53,8 @@ pub struct JitKernels {
     kernel_seconds: std::cell::Cell<f64>,
     /// The threads of the kernels' parallel loops.
     pool: pool::LazyPool,
+    /// Parameters (kernel, index) each kernel overwrites before reading them.
+    overwrites: std::collections::HashSet<(Global, usize)>,
 }
 
 /// How the JIT gets its code and runs it.
@@ -64,6 +66,10 @@ pub struct JitOptions {
     /// Threads of the kernels' parallel loops (and of compiling them), the calling thread
     /// included (0: one per CPU).
     pub threads: usize,
+    /// For each kernel, the indices of the parameters it writes completely before
+    /// reading them (`relax_transform::analysis::full_writes`, found before scheduling):
+    /// results passed there are not zero-filled first.
+    pub overwrites: HashMap<Global, Vec<usize>>,
 }
 
 /// Compiles every PrimFunc of `m` (no cache) and calls `run` with the kernels, whose
@@ -104,6 +110,7 @@ pub fn compile_with<T>(
         cached: built.cached,
         kernel_seconds: std::cell::Cell::new(0.0),
         pool: pool::LazyPool::new(jit_opts.threads),
+        overwrites: jit_opts.overwrites.iter().flat_map(|(&g, ps)| ps.iter().map(move |&p| (g, p))).collect(),
     };
     let r = run(&jk);
     drop(jk);
@@ -208,6 +215,10 @@ impl NativeKernels for JitKernels {
 
     fn take_kernel_seconds(&self) -> f64 {
         self.kernel_seconds.replace(0.0)
+    }
+
+    fn overwrites(&self, g: Global, param: usize) -> bool {
+        self.kernels.contains_key(&g) && self.overwrites.contains(&(g, param))
     }
 }
 
