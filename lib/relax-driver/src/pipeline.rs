@@ -46,11 +46,25 @@ pub const LLM_PIPELINE: &[&str] = &[
 /// Runs [`LLM_PIPELINE`] on `m` with `schedule-cpu` for vector registers of
 /// `vector_bits`, verifying after each pass.
 pub fn run_llm_pipeline(m: &mut Module, vector_bits: u32) -> Result<(), Vec<Diagnostic>> {
-    let passes: Vec<String> = LLM_PIPELINE
+    run_llm_pipeline_with(m, vector_bits, &mut |_| {})
+}
+
+/// [`run_llm_pipeline`], calling `before_schedule` with the module as it is before
+/// `schedule-cpu` runs.
+pub fn run_llm_pipeline_with(
+    m: &mut Module,
+    vector_bits: u32,
+    before_schedule: &mut dyn FnMut(&Module),
+) -> Result<(), Vec<Diagnostic>> {
+    run_passes_split(m, &pass_texts(LLM_PIPELINE, vector_bits), before_schedule)
+}
+
+/// The pipeline text of each pass, `schedule-cpu` for vector registers of `vector_bits`.
+fn pass_texts(passes: &[&str], vector_bits: u32) -> Vec<String> {
+    passes
         .iter()
         .map(|&p| if p == "schedule-cpu" { format!("{p}{{vector-bits={vector_bits}}}") } else { p.to_string() })
-        .collect();
-    run_passes(m, &passes)
+        .collect()
 }
 
 /// True when some Relax function calls an op that legalization lowers.
@@ -105,6 +119,31 @@ pub fn run_default_pipeline(m: &mut Module, vector_bits: u32) -> Result<Vec<&'st
     run_pipeline_for(m, Target::Cpu { vector_bits })
 }
 
+/// [`run_default_pipeline`], calling `before_schedule` with the module as it is before
+/// `schedule-cpu` runs (or as it is after the pipeline, when nothing is scheduled).
+pub fn run_default_pipeline_with(
+    m: &mut Module,
+    vector_bits: u32,
+    before_schedule: &mut dyn FnMut(&Module),
+) -> Result<Vec<&'static str>, Vec<Diagnostic>> {
+    let passes = needed_passes(m);
+    run_passes_split(m, &pass_texts(&passes, vector_bits), before_schedule)?;
+    Ok(passes)
+}
+
+/// For each kernel of `m`, the parameters it overwrites completely before reading them
+/// (`relax_transform::analysis::full_writes`): the JIT's results passed there need no
+/// zero-filling. Meant for the module before `schedule-cpu`.
+pub fn overwritten_params(m: &Module) -> std::collections::HashMap<relax_ir::Global, Vec<usize>> {
+    m.live()
+        .filter_map(|(g, _)| {
+            let f = m.prim_func(g)?;
+            let p = relax_transform::analysis::full_writes::full_writes(f);
+            (!p.is_empty()).then_some((g, p))
+        })
+        .collect()
+}
+
 /// The target whose kernel schedule ends the default pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -134,19 +173,28 @@ pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static s
         Target::Cpu { vector_bits } => vector_bits,
         Target::Gpu => 0,
     };
-    if passes.is_empty() {
-        return Ok(passes);
-    }
-    let text: Vec<String> = passes
-        .iter()
-        .map(|&p| if p == "schedule-cpu" { format!("{p}{{vector-bits={vector_bits}}}") } else { p.to_string() })
-        .collect();
-    run_passes(m, &text)?;
+    run_passes(m, &pass_texts(&passes, vector_bits))?;
     Ok(passes)
+}
+
+/// [`run_passes`], calling `before_schedule` between the passes before `schedule-cpu`
+/// and the rest (after all of them when there is no `schedule-cpu`).
+fn run_passes_split(
+    m: &mut Module,
+    text: &[String],
+    before_schedule: &mut dyn FnMut(&Module),
+) -> Result<(), Vec<Diagnostic>> {
+    let at = text.iter().position(|p| p.starts_with("schedule-cpu")).unwrap_or(text.len());
+    run_passes(m, &text[..at])?;
+    before_schedule(m);
+    run_passes(m, &text[at..])
 }
 
 /// Runs the passes `text` (pipeline syntax, one pass each) with the verifier after each.
 fn run_passes(m: &mut Module, text: &[String]) -> Result<(), Vec<Diagnostic>> {
+    if text.is_empty() {
+        return Ok(());
+    }
     let registry = relax_transform::registry();
     let pipeline = Pipeline::parse(&text.join(","))
         .map_err(|e| vec![Diagnostic::error(relax_ir::Span::NONE, format!("internal error: {e}"))])?;

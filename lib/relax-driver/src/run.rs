@@ -56,6 +56,10 @@ struct RunCli {
     /// (default: `$RELAX_CUDA_DRIVER`), e.g. the PTX simulator `librelax_cuda_sim.so`.
     #[arg(long = "cuda-driver", value_name = "PATH")]
     cuda_driver: Option<PathBuf>,
+    /// With `--engine jit`: the threads that compile the kernels and run their parallel
+    /// loops, the calling thread included (default: one per CPU).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_threads)]
+    threads: Option<usize>,
     /// Run N times and print the median wall time to standard error.
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeat: usize,
@@ -217,10 +221,13 @@ struct RunCx<'a> {
 fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32 {
     let (cli, file, color) = (cx.cli, cx.file, cx.color);
     let bits = crate::pipeline::vector_bits(None);
+    // The results each kernel overwrites completely, found before `schedule-cpu`.
+    let mut overwrites = std::collections::HashMap::new();
+    let mut note = |m: &relax_ir::Module| overwrites = crate::pipeline::overwritten_params(m);
     let piped = match (cli.no_default_pipeline, cx.llm) {
         (true, _) => Ok(()),
-        (false, true) => crate::pipeline::run_llm_pipeline(&mut module, bits),
-        (false, false) => crate::pipeline::run_default_pipeline(&mut module, bits).map(|_| ()),
+        (false, true) => crate::pipeline::run_llm_pipeline_with(&mut module, bits, &mut note),
+        (false, false) => crate::pipeline::run_default_pipeline_with(&mut module, bits, &mut note).map(|_| ()),
     };
     if let Err(d) = piped {
         crate::cli::report(io, "relax-run", file, &d, color);
@@ -237,6 +244,8 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
             (Some(d), false) => Some(d.clone()),
             (None, false) => relax_runtime::jit::cache::default_dir(),
         },
+        threads: cli.threads.unwrap_or(0),
+        overwrites,
     };
     let timed = cli.repeat > 1 || cli.gen_args.generate;
     let ran = relax_runtime::jit::compile_with(&module, &opts, &jit_opts, |jk| {
@@ -260,6 +269,17 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
 #[cfg(not(feature = "llvm"))]
 fn run_jit(_: &RunCx<'_>, _: relax_ir::Module, io: &mut Io<'_>) -> i32 {
     fail(io, "this build of relax-run has no JIT (built without the `llvm` feature)")
+}
+
+/// The most threads `--threads` accepts.
+const MAX_THREADS: usize = 1024;
+
+/// The value of `--threads`: a thread count from 1 to [`MAX_THREADS`].
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of threads from 1 to {MAX_THREADS}")),
+    }
 }
 
 /// `--sym NAME=INT` values.
@@ -318,15 +338,20 @@ fn execute(
     let mut times = Vec::new();
     let mut kernel_times = Vec::new();
     let mut result = None;
-    for _ in 0..cli.repeat.max(1) {
-        // Kernels may write their inputs in place: every run gets fresh copies.
-        let run_args: Vec<Value> = args.iter().map(fresh).collect();
-        // Held until the clock stops, so that freeing the copies is not timed either.
-        let held = run_args.clone();
+    // Kernels may write their inputs in place: every run gets fresh copies, made once
+    // and refilled from the inputs before each later run (allocating and freeing them
+    // every run would leave the allocator in a state no real caller sees).
+    let copies: Vec<Value> = args.iter().map(fresh).collect();
+    for rep in 0..cli.repeat.max(1) {
+        if rep > 0 {
+            for (c, a) in copies.iter().zip(&args) {
+                refill(c, a);
+            }
+        }
+        let run_args = copies.clone();
         let start = std::time::Instant::now();
         let r = interp.call_global(g, run_args, relax_ir::Span::NONE);
         times.push(start.elapsed());
-        drop(held);
         kernel_times.push(native.map_or(0.0, |n| n.take_kernel_seconds()));
         match r {
             Ok(v) => result = Some(v),
@@ -377,6 +402,20 @@ fn execute(
         }
     }
     0
+}
+
+/// Copies the tensors of `src` into those of `dst`, a [`fresh`] copy of it (tensors
+/// `fresh` passed as they are, which share `src`'s storage, are left alone).
+fn refill(dst: &Value, src: &Value) {
+    match (dst, src) {
+        (Value::Tensor(d), Value::Tensor(s)) if !std::rc::Rc::ptr_eq(&d.data, &s.data) => {
+            let n = s.nbytes();
+            let from = s.data.borrow();
+            d.data.borrow_mut()[d.offset..d.offset + n].copy_from_slice(&from[s.offset..s.offset + n]);
+        }
+        (Value::Tuple(d), Value::Tuple(s)) => d.iter().zip(s.iter()).for_each(|(d, s)| refill(d, s)),
+        _ => {}
+    }
 }
 
 /// A copy of a value whose tensors have storage of their own; tensors of a mapped file

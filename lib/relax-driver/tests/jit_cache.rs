@@ -61,7 +61,7 @@ fn call(m: &Module, jk: &JitKernels, k: i64) -> Result<Value, String> {
 /// Compiles `m` with the cache in `dir`: (kernels taken from the cache, result of
 /// `k = 3`, error of `k = 12`).
 fn run(m: &Module, dir: &Path, opts: &Options) -> (usize, Vec<u8>, String) {
-    let jo = JitOptions { cache_dir: Some(dir.to_path_buf()) };
+    let jo = JitOptions { cache_dir: Some(dir.to_path_buf()), ..Default::default() };
     compile_with(m, opts, &jo, |jk| {
         assert!(jk.failed.is_empty(), "kernels failed: {:?}", jk.failed);
         assert_eq!(jk.len(), 2);

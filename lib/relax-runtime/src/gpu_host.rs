@@ -24,7 +24,7 @@ pub(crate) struct Call {
 /// Binds `args` to PrimFunc `g` with the TIR interpreter's binder (the same checks and
 /// messages) and gathers what its kernels need.
 pub(crate) fn prepare(m: &Module, g: Global, gf: &GpuFunc, args: &[Value]) -> RunResult<Call> {
-    let fr = crate::tir::bind_call(m, g, args)?;
+    let fr = crate::tir::bind_args(m, g, args)?;
     let f = fr.f;
     let lookup = |v: relax_ir::SymVar| match fr.vars.get(v.index()).copied().flatten() {
         Some(Scalar::Int(x, _)) => Some(x),

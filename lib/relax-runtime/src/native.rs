@@ -23,4 +23,12 @@ pub trait NativeKernels {
     fn take_kernel_seconds(&self) -> f64 {
         0.0
     }
+
+    /// True when the compiled `g` writes every element of its parameter `param` before
+    /// reading any (`relax_transform::analysis::full_writes`), so a result passed there
+    /// need not be zero-filled first; false when not known.
+    fn overwrites(&self, g: Global, param: usize) -> bool {
+        let _ = (g, param);
+        false
+    }
 }

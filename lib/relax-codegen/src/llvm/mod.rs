@@ -18,12 +18,14 @@ pub mod cpus;
 mod device;
 mod expr;
 mod ffi;
+mod fill;
 mod func;
 mod intrin;
 mod object;
 mod outline;
 mod stmt;
 mod types;
+mod vector;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -50,6 +52,12 @@ use crate::error::CodegenError;
 /// `min_chunk` iterations long, except the last) from a thread pool, and returns the
 /// first non-zero result, or 0.
 pub const PARALLEL_FOR: &str = "relax_parallel_for";
+
+/// The stack a compiled kernel may need, in bytes: allocations of up to 512 KiB live on
+/// the stack (in the kernel, and in each thread running a parallel loop body), so a
+/// caller runs kernels with at least this much stack left, and the threads of a pool
+/// that runs parallel loops have at least this much.
+pub const KERNEL_STACK: usize = 1 << 20;
 
 /// Math functions the kernels call whose results must match the Rust functions the
 /// interpreter uses (the `libm` crate's `erf`, `nextafter`; Rust's own `asinh`, `acosh`,
@@ -92,9 +100,24 @@ impl Options {
             Some(cpu) if cpu != "native" => (cpu.clone(), self.features.clone().unwrap_or_default()),
             _ => (
                 TargetMachine::get_host_cpu_name().to_string(),
-                self.features.clone().unwrap_or_else(|| TargetMachine::get_host_cpu_features().to_string()),
+                self.features
+                    .clone()
+                    .unwrap_or_else(|| host_features(&TargetMachine::get_host_cpu_features().to_string())),
             ),
         }
+    }
+}
+
+/// The host's feature string, plus, on x86 with AVX-512 or AVX2, `+prefer-no-gather`
+/// and `+prefer-no-scatter`: the vectorizers otherwise build the broadcast operands of a
+/// register tile (`A[i, k]` for MR rows) with a gather per `k`, which costs more than
+/// the scalar loads it replaces.
+fn host_features(features: &str) -> String {
+    let has = |f: &str| features.split(',').any(|x| x == format!("+{f}"));
+    if has("avx2") || has("avx512f") {
+        format!("{features},+prefer-no-gather,+prefer-no-scatter")
+    } else {
+        features.to_string()
     }
 }
 

@@ -23,8 +23,9 @@ pub(super) const MAX_UNROLL: i64 = 64;
 /// for the SLP vectorizer to pack (register tiles); longer ones are left to the loop
 /// vectorizer.
 pub(super) const MAX_VECTOR_UNROLL: i64 = 64;
-/// The largest allocation that lives on the stack.
-const MAX_STACK: u64 = 64 * 1024;
+/// The largest allocation that lives on the stack (packed matmul panels are up to 256
+/// KiB): callers give kernels at least [`super::KERNEL_STACK`] bytes of stack.
+const MAX_STACK: u64 = 512 * 1024;
 
 impl<'ctx> Fx<'_, '_, 'ctx> {
     /// Lowers a statement.
@@ -59,6 +60,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                     if let (Some(lo), Some(n)) = (lo, n)
                         && (0..=limit).contains(&n)
                     {
+                        if kind == ForKind::Vectorized && self.vector_loop(var, lo, n as u32, body)? {
+                            return Ok(());
+                        }
                         let dt = f.pool.vars[var].dtype;
                         for k in 0..n {
                             let v = self.cast(self.i64c(lo + k).into(), relax_ir::DataType::INT64, dt)?;
@@ -149,13 +153,14 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                         self.bind_view(*buffer, p)?;
                         None
                     }
-                    None => self.alloc(*buffer)?,
+                    None => self.alloc(*buffer, true)?,
                 };
                 self.exec(*body)?;
                 self.free(heap)
             }
             StmtData::Allocate { buffer, body } => {
-                let heap = self.alloc(*buffer)?;
+                let zero = !super::fill::overwritten_first(f, *buffer, *body);
+                let heap = self.alloc(*buffer, zero)?;
                 self.exec(*body)?;
                 self.free(heap)
             }
@@ -260,8 +265,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         Ok(())
     }
 
-    /// Allocates a zero-filled buffer; returns the pointer to free when it is on the heap.
-    pub(super) fn alloc(&mut self, b: Buffer) -> R<Option<PointerValue<'ctx>>> {
+    /// Allocates a buffer, zero-filled unless `zero` is false (its scope overwrites it
+    /// first: [`super::fill`]); returns the pointer to free when it is on the heap.
+    pub(super) fn alloc(&mut self, b: Buffer, zero: bool) -> R<Option<PointerValue<'ctx>>> {
         let f = self.sh.f;
         let bd = f.buffer(b);
         let mut dims = Vec::with_capacity(bd.shape.len());
@@ -296,7 +302,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                     let _ = inst.set_alignment(64);
                 }
                 self.b.position_at_end(here);
-                self.b.build_memset(slot, 64, cx.i8_type().const_zero(), cx.i64_type().const_int(bytes, false))?;
+                if zero {
+                    self.b.build_memset(slot, 64, cx.i8_type().const_zero(), cx.i64_type().const_int(bytes, false))?;
+                }
                 (slot, None)
             }
             _ if self.sh.device.is_some() => {

@@ -12,19 +12,20 @@
 //!   checks and messages), then fills the kernel's 8-byte slots (`relax_codegen::abi`)
 //!   with tensor addresses and the symbolic variables' values, and calls
 //!   `i32 name_packed(ptr)`. A non-zero result is the kernel's run-time error.
-//! * The runtime functions kernels call: [`relax_parallel_for`] (a rayon thread pool)
-//!   and the math helpers of `relax_codegen::llvm::MATH_HELPERS`, defined in the JIT by
-//!   address; libm functions resolve from the process.
+//! * The runtime functions kernels call: [`relax_parallel_for`] (the thread pool of
+//!   [`pool`], `threads` threads in all, the calling thread included) and the math
+//!   helpers of `relax_codegen::llvm::MATH_HELPERS`, defined in the JIT by address; libm
+//!   functions resolve from the process.
 #![expect(unsafe_code, reason = "the JIT calls machine code it generated and hands it raw tensor pointers")]
 
 pub mod cache;
 pub mod objects;
 pub mod orc;
+pub mod pool;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use rayon::prelude::*;
 use relax_codegen::CodegenError;
 use relax_codegen::abi::SlotKind;
 use relax_codegen::llvm::{self, Kernel, Options};
@@ -38,8 +39,6 @@ use crate::value::Value;
 
 /// `i32 name_packed(ptr args)`.
 type PackedFn = unsafe extern "C" fn(*mut u64) -> i32;
-/// `i32 body(ptr closure, i64 begin, i64 end)`.
-type BodyFn = unsafe extern "C" fn(*mut u8, i64, i64) -> i32;
 
 /// The compiled kernels of a module.
 pub struct JitKernels {
@@ -52,18 +51,29 @@ pub struct JitKernels {
     pub cached: usize,
     /// Seconds spent in machine code since [`NativeKernels::take_kernel_seconds`].
     kernel_seconds: std::cell::Cell<f64>,
+    /// The threads of the kernels' parallel loops.
+    pool: pool::LazyPool,
+    /// Parameters (kernel, index) each kernel overwrites before reading them.
+    overwrites: std::collections::HashSet<(Global, usize)>,
 }
 
-/// How the JIT gets its code.
+/// How the JIT gets its code and runs it.
 #[derive(Clone, Debug, Default)]
 pub struct JitOptions {
     /// The directory of the compile cache ([`cache`]); `None`: compile every kernel and
     /// store nothing.
     pub cache_dir: Option<PathBuf>,
+    /// Threads of the kernels' parallel loops (and of compiling them), the calling thread
+    /// included (0: one per CPU).
+    pub threads: usize,
+    /// For each kernel, the indices of the parameters it writes completely before
+    /// reading them (`relax_transform::analysis::full_writes`, found before scheduling):
+    /// results passed there are not zero-filled first.
+    pub overwrites: HashMap<Global, Vec<usize>>,
 }
 
-/// Compiles every PrimFunc of `m` (no cache) and calls `run` with the kernels; the
-/// machine code lives until `run` returns.
+/// Compiles every PrimFunc of `m` (no cache) and calls `run` with the kernels, whose
+/// parallel loops use every CPU; the machine code lives until `run` returns.
 pub fn compile<T>(m: &Module, opts: &Options, run: impl FnOnce(&JitKernels) -> T) -> Result<T, CodegenError> {
     compile_with(m, opts, &JitOptions::default(), run)
 }
@@ -77,7 +87,7 @@ pub fn compile_with<T>(
 ) -> Result<T, CodegenError> {
     let start = std::time::Instant::now();
     let cache = jit_opts.cache_dir.clone().map(|d| cache::ObjectCache::new(d, opts));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = pool::resolve_threads(jit_opts.threads);
     let built = objects::build(m, opts, cache.as_ref(), threads);
     let jit = orc::OrcJit::new(&runtime_symbols())?;
     let mut kernels = HashMap::new();
@@ -99,6 +109,8 @@ pub fn compile_with<T>(
         compile_seconds: start.elapsed().as_secs_f64(),
         cached: built.cached,
         kernel_seconds: std::cell::Cell::new(0.0),
+        pool: pool::LazyPool::new(jit_opts.threads),
+        overwrites: jit_opts.overwrites.iter().flat_map(|(&g, ps)| ps.iter().map(move |&p| (g, p))).collect(),
     };
     let r = run(&jk);
     drop(jk);
@@ -125,9 +137,13 @@ impl JitKernels {
     pub fn has(&self, g: Global) -> bool {
         self.kernels.contains_key(&g)
     }
+    /// The number of threads parallel loops run on, the calling thread included.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
 
     fn run(&self, m: &Module, g: Global, f: PackedFn, k: &Kernel, args: &[Value]) -> RunResult<Option<Scalar>> {
-        let fr = crate::tir::bind_call(m, g, args)?;
+        let fr = crate::tir::bind_args(m, g, args)?;
         let pf = fr.f;
         let mut slots = vec![0u64; k.abi.slots.len()];
         let mut ret_word = 0u64;
@@ -166,10 +182,11 @@ impl JitKernels {
                 _ => 0,
             };
         }
+        let _pool = pool::Enter::new(&self.pool);
         let t = std::time::Instant::now();
         // SAFETY: the slots follow the kernel's ABI; tensors were checked against its
         // buffers by `bind_call`.
-        let code = unsafe { f(slots.as_mut_ptr()) };
+        let code = stacker::maybe_grow(llvm::KERNEL_STACK, 2 * llvm::KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) });
         self.kernel_seconds.set(self.kernel_seconds.get() + t.elapsed().as_secs_f64());
         if code != 0 {
             let e = k.errors.get(code as usize - 1);
@@ -199,45 +216,18 @@ impl NativeKernels for JitKernels {
     fn take_kernel_seconds(&self) -> f64 {
         self.kernel_seconds.replace(0.0)
     }
-}
 
-/// A closure pointer that may cross threads (the kernel's captures are read-only).
-struct Shared(*mut u8);
-// SAFETY: the closure is an array of values the outlined body only reads.
-unsafe impl Send for Shared {}
-// SAFETY: as above.
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    fn get(&self) -> *mut u8 {
-        self.0
+    fn overwrites(&self, g: Global, param: usize) -> bool {
+        self.kernels.contains_key(&g) && self.overwrites.contains(&(g, param))
     }
 }
 
-/// Runs `body` on chunks of `[0, n)` of at least `min_chunk` iterations on rayon's
-/// thread pool; the first non-zero result, or 0.
-extern "C" fn relax_parallel_for(body: BodyFn, closure: *mut u8, n: i64, min_chunk: i64) -> i32 {
-    if n <= 0 {
-        return 0;
-    }
-    let threads = rayon::current_num_threads().max(1) as i64;
-    let chunks = (n / min_chunk.max(1)).clamp(1, threads * 4);
-    if chunks == 1 || threads == 1 {
-        // SAFETY: `body` is an outlined loop body generated for this closure.
-        return unsafe { body(closure, 0, n) };
-    }
-    let per = (n + chunks - 1) / chunks;
-    let cl = Shared(closure);
-    let cl = &cl;
-    (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let (b, e) = (c * per, ((c + 1) * per).min(n));
-            // SAFETY: as above; chunks are disjoint iteration ranges.
-            if b < e { unsafe { body(cl.get(), b, e) } } else { 0 }
-        })
-        .find_any(|&r| r != 0)
-        .unwrap_or(0)
+/// Runs `body` on chunks of `[0, n)` of at least `min_chunk` iterations on the pool of
+/// the kernel call in progress; the first non-zero result, or 0.
+extern "C" fn relax_parallel_for(body: pool::BodyFn, closure: *mut u8, n: i64, min_chunk: i64) -> i32 {
+    // SAFETY: kernels call this with an outlined loop body and its closure, whose
+    // iterations are independent (a parallel loop), alive for the call.
+    unsafe { pool::run_current(body, closure, n, min_chunk) }
 }
 
 extern "C" fn relax_erf_f32(x: f32) -> f32 {

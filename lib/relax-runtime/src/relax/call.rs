@@ -217,6 +217,17 @@ impl<'m> Interpreter<'m> {
 
     /// Allocates zero-filled outputs for `out_sinfo` (one type, several, or a tuple type).
     pub(crate) fn alloc_outputs(&self, fr: &Frame<'m>, sinfo: &[Ty]) -> RunResult<Vec<Tensor>> {
+        self.alloc_outputs_for(fr, sinfo, &|_| false)
+    }
+
+    /// [`Self::alloc_outputs`]; output `k` may hold stale bytes when `overwritten(k)`
+    /// (the kernel writes all of it before reading it).
+    fn alloc_outputs_for(
+        &self,
+        fr: &Frame<'m>,
+        sinfo: &[Ty],
+        overwritten: &dyn Fn(usize) -> bool,
+    ) -> RunResult<Vec<Tensor>> {
         let mut tys = Vec::new();
         for &t in sinfo {
             match fr.f.pool.ty(t) {
@@ -230,7 +241,9 @@ impl<'m> Interpreter<'m> {
             if !crate::scalar::is_supported_dtype(dtype) {
                 return Err(RunError::new(format!("tensors of dtype {dtype} are not supported by the interpreter")));
             }
-            outs.push(Tensor::zeros(&shape, dtype));
+            let bytes = crate::value::numel(&shape) * dtype.bytes() as usize;
+            let storage = self.recycler.storage(bytes, !overwritten(outs.len()));
+            outs.push(Tensor::view(&storage, 0, &shape, dtype));
         }
         Ok(outs)
     }
@@ -242,7 +255,19 @@ impl<'m> Interpreter<'m> {
         if let Some(Value::Shape(s)) = args.get(2) {
             scalars.extend(s.iter().map(|&x| Value::Prim(Scalar::int(relax_ir::DataType::INT64, x))));
         }
-        let outs = self.alloc_outputs(fr, &call.sinfo_args)?;
+        // Results the compiled kernel overwrites completely need no clearing.
+        let callee = match &args[0] {
+            Value::Func(fv) => match &**fv {
+                crate::value::FuncValue::Global(g) => Some(*g),
+                _ => None,
+            },
+            _ => None,
+        };
+        let overwritten = |k: usize| {
+            id != ops::CALL_TIR_INPLACE
+                && callee.zip(self.native).is_some_and(|(g, n)| n.overwrites(g, inputs.len() + k))
+        };
+        let outs = self.alloc_outputs_for(fr, &call.sinfo_args, &overwritten)?;
         let mut all = inputs.clone();
         let result: Vec<Tensor> = if id == ops::CALL_TIR_INPLACE {
             let idx = int_list(call, "inplace_indices");

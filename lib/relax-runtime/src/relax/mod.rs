@@ -16,6 +16,7 @@
 pub mod call;
 pub mod exec;
 pub mod memory;
+pub mod recycle;
 pub mod sym;
 
 use std::cell::RefCell;
@@ -113,6 +114,8 @@ pub struct Interpreter<'m> {
     /// The lowering of op calls without a reference kernel ([`crate::lowering`]); without
     /// one, such calls are errors.
     pub lowering: Option<&'m dyn crate::lowering::OpLowering>,
+    /// The storages of large `call_tir` results, reused once dropped ([`recycle`]).
+    pub(crate) recycler: recycle::Recycler,
 }
 
 /// The deepest call nesting allowed.
@@ -134,6 +137,7 @@ impl<'m> Interpreter<'m> {
             depth: RefCell::new(0),
             native: None,
             lowering: None,
+            recycler: recycle::Recycler::default(),
         }
     }
 

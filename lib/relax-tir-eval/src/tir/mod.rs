@@ -66,17 +66,35 @@ pub struct Frame<'a> {
 struct Deferred {
     expr: PrimExpr,
     actual: i64,
-    what: String,
+    what: Field,
+}
+
+/// The buffer field a shape check is about (its text is made only for an error).
+#[derive(Clone, Copy)]
+enum Field {
+    Dim(usize, Buffer),
+    Stride(usize, Buffer),
+    Offset(Buffer),
+}
+
+impl Field {
+    fn describe(self, f: &PrimFunc) -> String {
+        match self {
+            Field::Dim(i, b) => format!("dim {i} of buffer `{}`", f.buffer(b).name),
+            Field::Stride(i, b) => format!("stride {i} of buffer `{}`", f.buffer(b).name),
+            Field::Offset(b) => format!("element offset of buffer `{}`", f.buffer(b).name),
+        }
+    }
 }
 
 impl<'a> Frame<'a> {
-    fn new(m: &'a Module, g: Global) -> RunResult<Frame<'a>> {
+    fn new(m: &'a Module, g: Global, views: bool) -> RunResult<Frame<'a>> {
         let f = m.prim_func(g).ok_or_else(|| RunError::new(format!("`{}` is not a PrimFunc", m.globals[g].name)))?;
         Ok(Frame {
             f,
             name: &m.globals[g].name,
             vars: vec![None; f.pool.vars.len()],
-            bufs: vec![None; f.buffers.len()],
+            bufs: if views { vec![None; f.buffers.len()] } else { Vec::new() },
             data_vars: HashMap::new(),
             ret: None,
         })
@@ -98,7 +116,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Binds `e` to `actual` if it is an unbound variable, else defers a check.
-    fn bind_or_defer(&mut self, e: PrimExpr, actual: i64, what: String, deferred: &mut Vec<Deferred>) {
+    fn bind_or_defer(&mut self, e: PrimExpr, actual: i64, what: Field, deferred: &mut Vec<Deferred>) {
         if let PrimExprData::Var(v) = self.f.pool.prim(e)
             && self.vars[v.index()].is_none()
         {
@@ -109,9 +127,11 @@ impl<'a> Frame<'a> {
         deferred.push(Deferred { expr: e, actual, what });
     }
 
-    /// Binds a parameter buffer to a tensor.
-    fn bind_param_buffer(&mut self, b: Buffer, t: &Tensor, deferred: &mut Vec<Deferred>) -> RunResult<()> {
-        let bd = self.f.buffer(b).clone();
+    /// Binds a parameter buffer to a tensor (and makes the buffer a view of it when
+    /// `views`: the interpreter reads through it, the compiled engines do not).
+    fn bind_param_buffer(&mut self, b: Buffer, t: &Tensor, deferred: &mut Vec<Deferred>, views: bool) -> RunResult<()> {
+        let f = self.f;
+        let bd = f.buffer(b);
         let fname = self.name;
         if bd.dtype != t.dtype {
             return Err(RunError::new(format!(
@@ -130,11 +150,11 @@ impl<'a> Frame<'a> {
             )));
         }
         for (i, (&d, &a)) in bd.shape.iter().zip(&t.shape).enumerate() {
-            self.bind_or_defer(d, a, format!("dim {i} of buffer `{}`", bd.name), deferred);
+            self.bind_or_defer(d, a, Field::Dim(i, b), deferred);
         }
-        let strides = row_major_strides(&t.shape);
         if !bd.strides.is_empty() {
-            for (i, (&s, &a)) in bd.strides.iter().zip(&strides).enumerate() {
+            for (i, &s) in bd.strides.iter().enumerate().take(t.shape.len()) {
+                let a: i64 = t.shape[i + 1..].iter().map(|&d| d.max(0)).product();
                 if t.shape[i] == 1 {
                     // A unit dim's stride does not matter.
                     if let PrimExprData::Var(v) = self.f.pool.prim(s)
@@ -145,21 +165,24 @@ impl<'a> Frame<'a> {
                     }
                     continue;
                 }
-                self.bind_or_defer(s, a, format!("stride {i} of buffer `{}`", bd.name), deferred);
+                self.bind_or_defer(s, a, Field::Stride(i, b), deferred);
             }
         }
         let elem = bd.dtype.bytes() as usize;
         if let Some(off) = bd.elem_offset {
-            self.bind_or_defer(
-                off,
-                (t.offset / elem) as i64,
-                format!("element offset of buffer `{}`", bd.name),
-                deferred,
-            );
+            self.bind_or_defer(off, (t.offset / elem) as i64, Field::Offset(b), deferred);
         }
-        self.data_vars.insert(bd.data, (t.data.clone(), t.offset));
-        self.bufs[b.index()] =
-            Some(BufView { data: t.data.clone(), base: t.offset, shape: t.shape.clone(), strides, dtype: bd.dtype });
+        if views {
+            self.data_vars.insert(bd.data, (t.data.clone(), t.offset));
+            let strides = row_major_strides(&t.shape);
+            self.bufs[b.index()] = Some(BufView {
+                data: t.data.clone(),
+                base: t.offset,
+                shape: t.shape.clone(),
+                strides,
+                dtype: bd.dtype,
+            });
+        }
         Ok(())
     }
 
@@ -222,7 +245,17 @@ pub fn call_prim_func(m: &Module, g: Global, args: &[Value]) -> RunResult<Option
 /// [`call_prim_func`] does before running the body. The JIT uses it too, so both
 /// engines check and report alike.
 pub fn bind_call<'a>(m: &'a Module, g: Global, args: &[Value]) -> RunResult<Frame<'a>> {
-    let mut fr = Frame::new(m, g)?;
+    bind(m, g, args, true)
+}
+
+/// [`bind_call`] for the compiled engines: the same checks and messages and the same
+/// symbolic variables, but the frame has no buffer views (it cannot run the body).
+pub fn bind_args<'a>(m: &'a Module, g: Global, args: &[Value]) -> RunResult<Frame<'a>> {
+    bind(m, g, args, false)
+}
+
+fn bind<'a>(m: &'a Module, g: Global, args: &[Value], views: bool) -> RunResult<Frame<'a>> {
+    let mut fr = Frame::new(m, g, views)?;
     let f = fr.f;
     if args.len() != f.params.len() {
         return Err(RunError::new(format!(
@@ -234,18 +267,20 @@ pub fn bind_call<'a>(m: &'a Module, g: Global, args: &[Value]) -> RunResult<Fram
     }
     let mut deferred = Vec::new();
     for (i, (&p, a)) in f.params.iter().zip(args).enumerate() {
-        let pname = fr.var_name(p).to_string();
         match (f.param_buffer(p), a) {
-            (Some(b), Value::Tensor(t)) => fr.bind_param_buffer(b, t, &mut deferred)?,
+            (Some(b), Value::Tensor(t)) => fr.bind_param_buffer(b, t, &mut deferred, views)?,
             (None, Value::Tensor(t)) => {
-                fr.data_vars.insert(p, (t.data.clone(), t.offset));
+                if views {
+                    fr.data_vars.insert(p, (t.data.clone(), t.offset));
+                }
             }
             (None, Value::Prim(s)) => fr.set_var(p, *s),
             (None, Value::Shape(s)) if s.len() == 1 => fr.set_var(p, Scalar::int(relax_ir::DataType::INT64, s[0])),
             (_, other) => {
                 return Err(RunError::new(format!(
-                    "PrimFunc `{}`: argument {i} (`{pname}`) must be {}, got {}",
+                    "PrimFunc `{}`: argument {i} (`{}`) must be {}, got {}",
                     fr.name,
+                    fr.var_name(p),
                     if f.param_buffer(p).is_some() { "a tensor" } else { "a scalar" },
                     other.describe()
                 )));
@@ -257,7 +292,10 @@ pub fn bind_call<'a>(m: &'a Module, g: Global, args: &[Value]) -> RunResult<Fram
         if v != d.actual {
             return Err(RunError::new(format!(
                 "PrimFunc `{}`: {} is {}, but the argument has {}",
-                fr.name, d.what, v, d.actual
+                fr.name,
+                d.what.describe(f),
+                v,
+                d.actual
             )));
         }
     }

@@ -78,6 +78,17 @@ pub fn loads_of(pool: &Pool, e: PrimExpr, buf: Buffer, out: &mut Vec<Vec<PrimExp
     }
 }
 
+/// Every load in `e`: its buffer and indices.
+pub fn collect_loads(pool: &Pool, e: PrimExpr, out: &mut Vec<(Buffer, Vec<PrimExpr>)>) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        if let PrimExprData::Load { buffer, indices, .. } = pool.prim(e) {
+            out.push((*buffer, indices.clone()));
+        }
+        pool.for_each_operand(e, |o| stack.push(o));
+    }
+}
+
 /// True when statement `s` (any subtree) stores to `buf`.
 pub fn writes(f: &PrimFunc, s: Stmt, buf: Buffer) -> bool {
     let mut w = false;

@@ -6,7 +6,7 @@
 //! `split(i, MR)`, `split(j, NR)`, `reorder(batch, jo, io, k, ii, jj)`,
 //! `fuse(batch, jo, io)` + `parallel`, `cache_write(C, "local")` at `io`,
 //! `decompose_reduction`, `unroll(ii)`, `vectorize(jj)`, and `reverse_compute_at` of the
-//! epilogue:
+//! epilogue ([`tile`] builds the nests):
 //!
 //! ```text
 //! for t in T.parallel(batch * ceil(J / NR) * ceil(I / MR)):
@@ -21,21 +21,32 @@
 //! ```
 //!
 //! The MR x NR accumulators stay in vector registers over `k` (NR is four vectors),
-//! each B row segment is loaded once per `k` for MR rows, consecutive tiles share a B
-//! panel in cache (`io` runs fastest), and the epilogue reads the accumulators instead
-//! of an intermediate buffer. When MR or NR does not divide the extent, the last tile
-//! computes clamped rows or columns (`T.min(row, I - 1)`) and writes only the valid ones.
+//! each B row segment is loaded once per `k` for MR rows, and the epilogue reads the
+//! accumulators instead of an intermediate buffer. Besides:
+//!
+//! * **B panels are packed** (`cache_read(B, "local")`) when the row tiles have MR rows
+//!   and a panel of K x NR elements has from [`tile::PACK_MIN_BYTES`] to
+//!   [`tile::PACK_BYTES`]: each parallel
+//!   iteration copies its panel into a contiguous local buffer once and runs a block of
+//!   row tiles on it (as few blocks per strip as give [`tile::PANEL_ITEMS`] parallel
+//!   iterations), so the tiles read B sequentially from cache
+//!   instead of striding through B's rows (whose power-of-two strides map onto a few
+//!   cache sets);
+//! * **one-row tiles** (a matrix-vector product, the rows MR tiles leave) cover
+//!   [`WIDE_BYTES`] of each B row, so that they stream through B;
+//! * when MR does not divide the rows (or they are symbolic), the rows MR tiles leave
+//!   get one-row tiles; when NR does not divide a constant column count, or it is
+//!   symbolic, the last column tile loops over the columns that are left.
+//!
 //! Each sum runs over `k` in order, as before: the numbers do not change.
 
-use std::collections::HashMap;
+mod tile;
 
-use relax_ir::tir::{BlockNode, BufferData};
-use relax_ir::{
-    Attrs, BinOp, Buffer, DataType, ForKind, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar,
-};
+use relax_ir::{BinOp, Buffer, DataType, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
-use super::inline::{mentions, replace_loads, single_store};
-use super::nest::{Loop, Nest, block, ceil_div, copy_stmt, mul_add, wrap};
+use self::tile::{PackSource, Part};
+use super::inline::{collect_loads, mentions, single_store};
+use super::nest::{Nest, block, ceil_div};
 
 /// The recognized pieces of a matmul nest.
 struct Matmul {
@@ -99,17 +110,6 @@ fn is_matmul_class(f: &PrimFunc, update: PrimExpr, c: Buffer, i: SymVar, j: SymV
     b_ok && a_ok
 }
 
-/// Every load in `e`: its buffer and indices.
-fn collect_loads(pool: &Pool, e: PrimExpr, out: &mut Vec<(Buffer, Vec<PrimExpr>)>) {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        if let PrimExprData::Load { buffer, indices, .. } = pool.prim(e) {
-            out.push((*buffer, indices.clone()));
-        }
-        pool.for_each_operand(e, |o| stack.push(o));
-    }
-}
-
 /// The epilogue nest at `s`: a spatial block that reads `c` only at its own iteration
 /// variables (in order, over `c`'s shape), with identity bindings.
 fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<Epilogue> {
@@ -143,12 +143,7 @@ fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<Epilogue> {
     Some(Epilogue { out, idx, value, vars })
 }
 
-/// A new `int64` loop variable.
-fn var(f: &mut PrimFunc, name: String) -> (SymVar, PrimExpr) {
-    let v = f.pool.new_var(name, DataType::INT64);
-    (v, f.pool.var_ref(v))
-}
-
+/// `a op b`, folded when the simplifier can.
 fn bin(p: &mut Pool, op: BinOp, a: PrimExpr, b: PrimExpr) -> PrimExpr {
     p.binary(op, a, b).unwrap_or_else(|_| p.raw(PrimExprData::Bin(op, a, b)))
 }
@@ -170,7 +165,14 @@ struct Plan {
     names: Vec<String>,
     /// The epilogue computed from the accumulators.
     epi: Option<Epilogue>,
+    /// The B operand to pack, when the MR-row tiles pack their panels.
+    pack: Option<PackSource>,
 }
+
+/// Rows per register tile.
+const MR: i64 = 4;
+/// The bytes of each B row a one-row tile covers.
+const WIDE_BYTES: i64 = 1024;
 
 /// Tries the matmul schedule on the statement at `at`; returns the new statement and,
 /// when it took in the next statement as its epilogue, the intermediate buffer that
@@ -210,206 +212,65 @@ pub fn schedule(
         _ => None,
     };
     let names: Vec<String> = mm.nest.loops.iter().map(|l| f.pool.vars[l.var].name.clone()).collect();
-    let plan = Plan { ext, ns, dt, names, epi };
+    let pack = tile::pack_source(f, &mm, ext[ns], nr);
+    let plan = Plan { ext, ns, dt, names, epi, pack };
     // Row tiles of MR rows over the rows that fill them, then one-row tiles over the
     // rest (none when MR divides a constant row count).
     let mut rows = Vec::new();
     match f.pool.as_int(ie) {
-        Some(i) if i <= MR => rows.push(Part { first: None, count: f.pool.i64(1), size: i.max(1), clamp: false }),
-        Some(i) if i % MR == 0 => rows.push(Part { first: None, count: f.pool.i64(i / MR), size: MR, clamp: false }),
+        Some(i) if i <= MR => rows.push(Part::full(None, f.pool.i64(1), i.max(1))),
+        Some(i) if i % MR == 0 => rows.push(Part::full(None, f.pool.i64(i / MR), MR)),
         _ => {
             let mrc = f.pool.i64(MR);
             let full = bin(&mut f.pool, BinOp::FloorDiv, ie, mrc);
             let base = bin(&mut f.pool, BinOp::Mul, full, mrc);
             let rest = bin(&mut f.pool, BinOp::Sub, ie, base);
-            rows.push(Part { first: None, count: full, size: MR, clamp: false });
-            rows.push(Part { first: Some(base), count: rest, size: 1, clamp: false });
+            rows.push(Part::full(None, full, MR));
+            rows.push(Part::full(Some(base), rest, 1));
         }
     }
-    // Column tiles of NR columns over the columns that fill them, then one tile of
-    // clamped columns over the rest (none when NR divides a constant column count).
-    let mut cols = Vec::new();
-    let nrc = f.pool.i64(nr);
-    match f.pool.as_int(je) {
-        Some(j) if j % nr == 0 => cols.push(Part { first: None, count: f.pool.i64(j / nr), size: nr, clamp: false }),
-        Some(j) => {
-            if j >= nr {
-                cols.push(Part { first: None, count: f.pool.i64(j / nr), size: nr, clamp: false });
-            }
-            let first = (j >= nr).then(|| f.pool.i64(j / nr * nr));
-            cols.push(Part { first, count: f.pool.i64(1), size: nr, clamp: true });
-        }
-        None => {
-            let full = bin(&mut f.pool, BinOp::FloorDiv, je, nrc);
-            let base = bin(&mut f.pool, BinOp::Mul, full, nrc);
-            let rest = bin(&mut f.pool, BinOp::Sub, je, base);
-            let count = ceil_div(f, rest, nr);
-            cols.push(Part { first: None, count: full, size: nr, clamp: false });
-            cols.push(Part { first: Some(base), count, size: nr, clamp: true });
-        }
-    }
+    let cols = column_parts(f, je, nr);
+    // One-row tiles (a matrix-vector product) stream B: each reads WIDE_BYTES of every
+    // B row, which the hardware prefetchers follow better than a few cache lines.
+    let wide = WIDE_BYTES / (dt.bytes().max(1) as i64);
+    let wide_cols = match f.pool.as_int(je) {
+        Some(j) if wide > nr && j >= wide => Some(column_parts(f, je, wide)),
+        _ => None,
+    };
     let mut nests = Vec::new();
     for r in &rows {
-        for c in &cols {
-            nests.push(tile_nest(f, &mm, &plan, r, c));
+        let cols = if r.size == 1 { wide_cols.as_ref().unwrap_or(&cols) } else { &cols };
+        for c in cols {
+            nests.push(tile::nest(f, &mm, &plan, r, c));
         }
     }
     let s = if nests.len() == 1 { nests[0] } else { f.stmts.push(StmtData::Seq(nests)) };
     Some((s, plan.epi.is_some().then_some(mm.c)))
 }
 
-/// Rows per register tile.
-const MR: i64 = 4;
-
-/// A range of rows or columns covered by tiles: `count` tiles of `size` from index
-/// `first` (0 when `None`); `clamp`: the tiles may run past the end, so they read
-/// clamped indices and write only the valid ones.
-struct Part {
-    first: Option<PrimExpr>,
-    count: PrimExpr,
-    size: i64,
-    clamp: bool,
-}
-
-/// The parallel nest of the tiles of row part `rp` by column part `cp`.
-fn tile_nest(f: &mut PrimFunc, mm: &Matmul, plan: &Plan, rp: &Part, cp: &Part) -> Stmt {
-    let (ext, ns, dt) = (&plan.ext, plan.ns, plan.dt);
-    let (je, ke) = (ext[ns - 1], ext[ns]);
-    let (mr, nr, nio, njo) = (rp.size, cp.size, rp.count, cp.count);
-    let names = &plan.names;
-    let (iname, jname) = (names[ns - 2].clone(), names[ns - 1].clone());
-    let suffix = format!("{}{}", if rp.first.is_some() { "_tail" } else { "" }, if cp.clamp { "_edge" } else { "" });
-    let (t, tv) = var(f, format!("{iname}_{jname}_tile{suffix}"));
-    let (k, kv) = var(f, names[ns].clone());
-    let (ii, iiv) = var(f, format!("{iname}_i"));
-    let (jj, jjv) = var(f, format!("{jname}_j"));
-    let mrc = f.pool.i64(mr);
-    let nrc = f.pool.i64(nr);
-    // t = ((batch...) * NJO + jo) * NIO + io
-    let io = bin(&mut f.pool, BinOp::FloorMod, tv, nio);
-    let mut rest = bin(&mut f.pool, BinOp::FloorDiv, tv, nio);
-    let jo = bin(&mut f.pool, BinOp::FloorMod, rest, njo);
-    rest = bin(&mut f.pool, BinOp::FloorDiv, rest, njo);
-    let mut batch = vec![rest; ns - 2];
-    let mut total = bin(&mut f.pool, BinOp::Mul, njo, nio);
-    for d in (0..ns - 2).rev() {
-        total = bin(&mut f.pool, BinOp::Mul, ext[d], total);
-        if d == 0 {
-            batch[d] = rest;
-        } else {
-            batch[d] = bin(&mut f.pool, BinOp::FloorMod, rest, ext[d]);
-            rest = bin(&mut f.pool, BinOp::FloorDiv, rest, ext[d]);
-        }
-    }
-    let mut row = mul_add(f, io, mrc, iiv);
-    if let Some(r0) = rp.first {
-        row = bin(&mut f.pool, BinOp::Add, r0, row);
-    }
-    let mut col = mul_add(f, jo, nrc, jjv);
-    if let Some(c0) = cp.first {
-        col = bin(&mut f.pool, BinOp::Add, c0, col);
-    }
-    let one = f.pool.i64(1);
-    let col_c = if cp.clamp {
-        let last = bin(&mut f.pool, BinOp::Sub, je, one);
-        bin(&mut f.pool, BinOp::Min, col, last)
-    } else {
-        col
-    };
-    // The accumulator tile.
-    let cd = f.buffer(mm.c).clone();
-    let data = f.pool.new_var(format!("{}_local", cd.name), DataType::HANDLE);
-    f.pool.vars[data].pointer = Some((dt, "local".to_string()));
-    let mut local = BufferData::new(format!("{}_local", cd.name), data, dt, vec![mrc, nrc]);
-    local.scope = "local".to_string();
-    let local = f.buffers.push(local);
-    let acc = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: local, indices: vec![iiv, jjv] });
-    let mut map: HashMap<SymVar, PrimExpr> = HashMap::new();
-    for (d, &v) in mm.spatial.iter().enumerate() {
-        map.insert(
-            v,
-            if d < ns - 2 {
-                batch[d]
-            } else if d == ns - 2 {
-                row
-            } else {
-                col_c
-            },
-        );
-    }
-    map.insert(mm.k, kv);
-    let mut to_acc = |_: &mut Pool, _: &[PrimExpr]| acc;
-    let init = relax_ir::arith::substitute(&mut f.pool, mm.init, &map);
-    let update = relax_ir::arith::substitute(&mut f.pool, mm.update, &map);
-    let update = replace_loads(&mut f.pool, update, mm.c, &mut to_acc);
-    let tile_loops = |ii: SymVar, jj: SymVar| {
-        vec![
-            Loop { var: ii, extent: mrc, kind: ForKind::Unrolled },
-            Loop { var: jj, extent: nrc, kind: ForKind::Vectorized },
-        ]
-    };
-    // Each loop over the tile defines variables of its own.
-    let fresh = |f: &mut PrimFunc| {
-        let (a, av) = var(f, f.pool.vars[ii].name.clone());
-        let (b, bv) = var(f, f.pool.vars[jj].name.clone());
-        (a, b, HashMap::from([(ii, av), (jj, bv)]))
-    };
-    let st_init = f.stmts.push(StmtData::Store { buffer: local, indices: vec![iiv, jjv], value: init });
-    let (ii0, jj0, m0) = fresh(f);
-    let st_init = copy_stmt(f, st_init, &m0);
-    let s_init = wrap(f, &tile_loops(ii0, jj0), st_init);
-    let st_upd = f.stmts.push(StmtData::Store { buffer: local, indices: vec![iiv, jjv], value: update });
-    let s_upd = wrap(f, &tile_loops(ii, jj), st_upd);
-    let s_k = wrap(f, &[Loop { var: k, extent: ke, kind: ForKind::Serial }], s_upd);
-    // The write-back, through the epilogue when there is one.
-    let (out, out_idx, out_val) = match &plan.epi {
-        Some(Epilogue { out, idx, value, vars }) => {
-            let mut m2: HashMap<SymVar, PrimExpr> = HashMap::new();
-            for (d, &v) in vars.iter().enumerate() {
-                m2.insert(
-                    v,
-                    if d < ns - 2 {
-                        batch[d]
-                    } else if d == ns - 2 {
-                        row
-                    } else {
-                        col
-                    },
-                );
+/// Column tiles of `nr` columns over the columns that fill them, then one tile over the
+/// columns left (none when `nr` divides a constant column count).
+fn column_parts(f: &mut PrimFunc, je: PrimExpr, nr: i64) -> Vec<Part> {
+    let mut cols = Vec::new();
+    match f.pool.as_int(je) {
+        Some(j) if j % nr == 0 => cols.push(Part::full(None, f.pool.i64(j / nr), nr)),
+        Some(j) => {
+            if j >= nr {
+                cols.push(Part::full(None, f.pool.i64(j / nr), nr));
             }
-            let idx: Vec<PrimExpr> = idx.iter().map(|&e| relax_ir::arith::substitute(&mut f.pool, e, &m2)).collect();
-            let v = relax_ir::arith::substitute(&mut f.pool, *value, &m2);
-            let v = replace_loads(&mut f.pool, v, mm.c, &mut to_acc);
-            (*out, idx, v)
+            let first = (j >= nr).then(|| f.pool.i64(j / nr * nr));
+            let rest = f.pool.i64(j % nr);
+            cols.push(Part { first, count: f.pool.i64(1), size: nr, rest: Some(rest) });
         }
         None => {
-            let mut idx = batch[..ns - 2].to_vec();
-            idx.push(row);
-            idx.push(col);
-            (mm.c, idx, acc)
+            let nrc = f.pool.i64(nr);
+            let full = bin(&mut f.pool, BinOp::FloorDiv, je, nrc);
+            let base = bin(&mut f.pool, BinOp::Mul, full, nrc);
+            let rest = bin(&mut f.pool, BinOp::Sub, je, base);
+            let count = ceil_div(f, rest, nr);
+            cols.push(Part::full(None, full, nr));
+            cols.push(Part { first: Some(base), count, size: nr, rest: Some(rest) });
         }
-    };
-    let mut wb = f.stmts.push(StmtData::Store { buffer: out, indices: out_idx, value: out_val });
-    if cp.clamp {
-        let c = bin(&mut f.pool, BinOp::Lt, col, je);
-        wb = f.stmts.push(StmtData::If { cond: c, then_branch: wb, else_branch: None });
     }
-    let (ii2, jj2, m2) = fresh(f);
-    let wb = copy_stmt(f, wb, &m2);
-    let wb = wrap(f, &tile_loops(ii2, jj2), wb);
-    let body = f.stmts.push(StmtData::Seq(vec![s_init, s_k, wb]));
-    let bname = block(f, mm.nest.block).name.clone();
-    let tile = f.stmts.push(StmtData::Block(Box::new(BlockNode {
-        name: format!("{bname}_tile{suffix}"),
-        iter_vars: Vec::new(),
-        predicate: None,
-        reads: Vec::new(),
-        writes: Vec::new(),
-        annotations: Attrs::default(),
-        alloc_buffers: vec![local],
-        match_buffers: Vec::new(),
-        init: None,
-        body,
-    })));
-    wrap(f, &[Loop { var: t, extent: total, kind: ForKind::Parallel }], tile)
+    cols
 }

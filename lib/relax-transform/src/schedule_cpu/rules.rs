@@ -13,12 +13,18 @@
 
 use relax_ir::{ForKind, IterKind, PrimFunc, Stmt};
 
+use super::inline::{collect_loads, single_store};
 use super::nest::{Nest, block};
 
 /// Inner loops of at most this many iterations are vectorized whole.
 const MAX_VECTOR_LOOP: i64 = 4096;
 /// A single loop is split into chunks of this many vectorized iterations.
 const CHUNK: i64 = 256;
+/// The edge of the square tiles of a transposing copy.
+const TRANSPOSE_TILE: i64 = 16;
+/// Outer loops of at least this many iterations (or a symbolic count) are parallel on
+/// their own around an innermost loop of symbolic extent.
+const MIN_PARALLEL_OUTER: i64 = 16;
 
 /// The kinds of the block's iteration variables by loop, when every binding is exactly
 /// one loop variable.
@@ -37,6 +43,9 @@ pub fn spatial(f: &mut PrimFunc, mut nest: Nest) -> Option<Stmt> {
     let b = block(f, nest.block);
     if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) || b.init.is_some() {
         return None;
+    }
+    if let Some(a) = transposed_loop(f, &nest) {
+        return Some(transpose(f, nest, a));
     }
     let n = nest.loops.len();
     if n == 0 {
@@ -58,9 +67,20 @@ pub fn spatial(f: &mut PrimFunc, mut nest: Nest) -> Option<Stmt> {
         nest.set_kind(n.min(2) - 1, ForKind::Vectorized);
         return Some(nest.build(f));
     }
-    // Everything fused; a constant extent is split into parallel chunks of vectorized
-    // iterations.
-    let all = nest.fuse_range(f, 0, n);
+    // A symbolic innermost extent under outer loops with enough iterations: the outer
+    // loops fused and parallel, the innermost a plain loop (fusing it too would cost a
+    // division by the symbolic extent per element).
+    if inner_extent.is_none() && n > 1 {
+        let outer = nest.fuse_range(f, 0, n - 1);
+        let many = f.pool.as_int(nest.loops[outer].extent).is_none_or(|e| e >= MIN_PARALLEL_OUTER);
+        if many {
+            nest.set_kind(outer, ForKind::Parallel);
+            return Some(nest.build(f));
+        }
+    }
+    // Everything fused (the outer loops may be fused already); a constant extent is
+    // split into parallel chunks of vectorized iterations.
+    let all = nest.fuse_range(f, 0, nest.loops.len());
     match f.pool.as_int(nest.loops[all].extent) {
         Some(e) if e > CHUNK && e % CHUNK == 0 => {
             nest.split(f, all, CHUNK);
@@ -71,6 +91,54 @@ pub fn spatial(f: &mut PrimFunc, mut nest: Nest) -> Option<Stmt> {
         _ => nest.set_kind(0, ForKind::Parallel),
     }
     Some(nest.build(f))
+}
+
+/// The loop `a` of a transposing copy: the innermost loop `z` runs along the stored
+/// buffer's last dim, and some load has `a`'s variable as its last index and `z`'s
+/// variable before it, so the load strides through memory along `z`. `a` must have a
+/// constant extent that is a multiple of [`TRANSPOSE_TILE`].
+fn transposed_loop(f: &PrimFunc, nest: &Nest) -> Option<usize> {
+    let n = nest.loops.len();
+    let map = nest.identity_bindings(f)?;
+    let b = block(f, nest.block);
+    if n < 2 || b.predicate.is_some() {
+        return None;
+    }
+    let (_, idx, value) = single_store(f, b.body)?;
+    let loop_of = |e| {
+        let v = f.pool.as_var(e)?;
+        b.iter_vars.iter().position(|iv| iv.var == v).map(|p| map[p])
+    };
+    if loop_of(*idx.last()?)? != n - 1 {
+        return None;
+    }
+    let mut loads = Vec::new();
+    collect_loads(&f.pool, value, &mut loads);
+    loads.iter().find_map(|(_, ix)| {
+        let (&last, rest) = ix.split_last()?;
+        let a = loop_of(last)?;
+        let strided = rest.iter().any(|&e| loop_of(e) == Some(n - 1));
+        let long = f.pool.as_int(nest.loops[a].extent).is_some_and(|e| e % TRANSPOSE_TILE == 0);
+        (a != n - 1 && strided && long).then_some(a)
+    })
+}
+
+/// Schedules a transposing copy: loop `a` is split by [`TRANSPOSE_TILE`], and the
+/// loops become `..., a_o, z, a_i` with the outer ones fused into one parallel loop. Each
+/// step of `z` then reads TILE consecutive elements (one cache line of float32), and
+/// the TILE output rows it writes stay in cache while `z` fills them.
+fn transpose(f: &mut PrimFunc, mut nest: Nest, a: usize) -> Stmt {
+    let z = nest.loops.len() - 1;
+    nest.split(f, a, TRANSPOSE_TILE);
+    // Loops now: ..., a_o (a), a_i (a + 1), ..., z (z + 1).
+    let total = nest.loops.len();
+    let mut order: Vec<usize> = (0..total).filter(|&i| ![a + 1, z + 1].contains(&i)).collect();
+    order.extend([z + 1, a + 1]);
+    nest.reorder(&order);
+    let outer = nest.fuse_range(f, 0, total - 2);
+    nest.set_kind(outer, ForKind::Parallel);
+    nest.set_kind(outer + 2, ForKind::Unrolled);
+    nest.build(f)
 }
 
 /// Schedules a reduction nest: spatial loops first, then the reduction loops in order.
