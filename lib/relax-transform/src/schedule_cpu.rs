@@ -22,6 +22,7 @@
 //! Option `vector-bits` (default 256) is the width of the target's vector registers; the
 //! driver passes the host's.
 
+mod dequant_matmul;
 mod inline;
 mod matmul;
 mod nest;
@@ -127,6 +128,7 @@ fn schedule(f: &mut PrimFunc, vector_bits: i64) {
     let in_root = body != root;
     if in_root {
         inline::inline_all(f, &mut stmts, &mut allocs);
+        dequant_matmul::schedule_all(f, &mut stmts, &mut allocs, vector_bits);
     }
     let mut i = 0;
     while i < stmts.len() {

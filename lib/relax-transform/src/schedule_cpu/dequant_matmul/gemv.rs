@@ -1,0 +1,142 @@
+//! The matrix-vector schedule: a constant number `R` (at most
+//! [`super::MAX_GEMV_ROWS`]) of activation rows against a weight computed in place.
+//!
+//! ```text
+//! for j in T.parallel(N):
+//!     with T.sblock("matmul_gemv"):
+//!         acc = T.sblock_alloc_buffer((R, S, L), scope="local")
+//!         acc[...] = 0
+//!         for k_0 in range(K / B_m):              # blocks
+//!             for k_1 in range(B_m / B_m-1):      # sub-blocks ...
+//!                 for k_m in T.unroll(S):         # the innermost one: S accumulators
+//!                     for r in T.unroll(R):
+//!                         for l in T.vectorized(L):
+//!                             acc[r, k_m, l] = acc[r, k_m, l] + term(r, j, k)
+//!         for r in T.unroll(R):
+//!             acc[r, 0, :] += acc[r, s, :] ...    # the S accumulators, then halving
+//!             C[r, j] = init + acc[r, 0, 0]       # (or the epilogue of it)
+//! ```
+//!
+//! `k = k_0 * B_m + ... + k_m * L + l` ([`super::ksplit`]), so a lane reads
+//! consecutive weight bytes and LLVM turns the lanes into vector loads, shifts, masks,
+//! int-to-float conversions and multiply-adds; the weight expression is shared by the
+//! `R` rows. Each row of the weight is read once, by one task.
+
+use relax_ir::{BinOp, ForKind, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData};
+
+use super::ksplit::{self, bin};
+use super::{Epilogue, Fused, MAX_GEMV_ROWS, Output, local, lp, lpc, opaque_block, row_values, substitute};
+use crate::schedule_cpu::nest::{Loop, wrap};
+
+/// The constant row count of `fused`, when it takes this schedule.
+pub fn rows(f: &PrimFunc, fused: &Fused) -> Option<i64> {
+    let mut r = 1i64;
+    for (_, e) in &fused.rows {
+        r = r.checked_mul(f.pool.as_int(*e)?)?;
+    }
+    (r <= MAX_GEMV_ROWS).then_some(r)
+}
+
+/// The loop over `nrows` rows (none for one row) and the row index.
+fn row_loop(f: &mut PrimFunc, nrows: i64) -> (Option<Loop>, PrimExpr) {
+    if nrows == 1 {
+        return (None, f.pool.i64(0));
+    }
+    let (l, v) = lpc(f, "r", nrows, ForKind::Unrolled);
+    (Some(l), v)
+}
+
+/// The schedule; the statement and whether it computes the epilogue (always, when there
+/// is one).
+pub fn build(f: &mut PrimFunc, fused: &Fused, epi: Option<&Epilogue>, vector_bits: i64) -> Option<(Stmt, bool)> {
+    let nrows = rows(f, fused)?;
+    let dt = fused.dt;
+    let vlanes = (vector_bits / i64::from(dt.bits)).max(1);
+    let split = ksplit::choose(f, fused.term, fused.k, fused.kext, (2 * vlanes).max(4))?;
+    let lanes = split.lanes;
+    let (jl, jv) = lp(f, &fused.jname, fused.n, ForKind::Parallel);
+    let kl = split.loops(f, &fused.kname, fused.kext, None);
+    let nk = kl.vars.len();
+    // The sub-block loop right above the lanes holds independent accumulators.
+    let acc_n = if split.chain.is_empty() { 1 } else { kl.extents[nk - 2] };
+    let acc_n = if acc_n * lanes <= 4 * vlanes { acc_n } else { 1 };
+    let acc = local(f, &format!("{}_acc", fused.name), dt, &[nrows, acc_n, lanes]);
+    let zero = f.pool.float(dt, 0.0);
+    let (rl, rv) = row_loop(f, nrows);
+    let rowv = row_values(f, fused, rv);
+    let mut extra: Vec<(relax_ir::SymVar, i64)> = rl.iter().map(|l| (l.var, nrows)).collect();
+    if let Some(n) = f.pool.as_int(fused.n) {
+        extra.push((jl.var, n));
+    }
+    let an = ksplit::analyzer(&kl, &extra);
+    let term = substitute(f, fused, &rowv, jv, kl.k, fused.term);
+    let term = ksplit::simplify_ints(&mut f.pool, &an, term);
+
+    // acc = 0
+    let (a0, a0v) = row_loop(f, nrows);
+    let (s0, s0v) = lpc(f, "s", acc_n, ForKind::Unrolled);
+    let (l0, l0v) = lpc(f, "l", lanes, ForKind::Vectorized);
+    let st = f.stmts.push(StmtData::Store { buffer: acc, indices: vec![a0v, s0v, l0v], value: zero });
+    let mut init_loops: Vec<Loop> = a0.into_iter().collect();
+    init_loops.extend([s0, l0]);
+    let s_init = wrap(f, &init_loops, st);
+
+    // The reduction.
+    let lv = f.pool.var_ref(kl.vars[nk - 1]);
+    let sv = if acc_n > 1 { f.pool.var_ref(kl.vars[nk - 2]) } else { f.pool.i64(0) };
+    let at = vec![rv, sv, lv];
+    let cur = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: at.clone() });
+    let upd = bin(&mut f.pool, BinOp::Add, cur, term);
+    let st = f.stmts.push(StmtData::Store { buffer: acc, indices: at, value: upd });
+    let mut loops = Vec::new();
+    for d in 0..nk - 1 {
+        let kind = ForKind::Serial;
+        loops.push(Loop { var: kl.vars[d], extent: f.pool.i64(kl.extents[d]), kind });
+    }
+    loops.extend(rl);
+    loops.push(Loop { var: kl.vars[nk - 1], extent: f.pool.i64(lanes), kind: ForKind::Vectorized });
+    let s_red = wrap(f, &loops, st);
+
+    // Horizontal sums: the accumulators into the first, then halving.
+    let (r2, r2v) = row_loop(f, nrows);
+    let rowv2 = row_values(f, fused, r2v);
+    let init = substitute(f, fused, &rowv2, jv, kl.k, fused.init);
+    let mut steps = Vec::new();
+    let acc_at = |f: &mut PrimFunc, s: PrimExpr, l: PrimExpr| {
+        f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: vec![r2v, s, l] })
+    };
+    let z = f.pool.i64(0);
+    if acc_n > 1 {
+        let (sl, slv) = lpc(f, "s", acc_n - 1, ForKind::Unrolled);
+        let (ll, llv) = lpc(f, "l", lanes, ForKind::Vectorized);
+        let one = f.pool.i64(1);
+        let s1 = bin(&mut f.pool, BinOp::Add, slv, one);
+        let a = acc_at(f, z, llv);
+        let b = acc_at(f, s1, llv);
+        let v = bin(&mut f.pool, BinOp::Add, a, b);
+        let st = f.stmts.push(StmtData::Store { buffer: acc, indices: vec![r2v, z, llv], value: v });
+        steps.push(wrap(f, &[sl, ll], st));
+    }
+    let mut h = lanes / 2;
+    while h >= 1 {
+        let kind = if h > 1 { ForKind::Vectorized } else { ForKind::Serial };
+        let (ll, llv) = lpc(f, "l", h, kind);
+        let hc = f.pool.i64(h);
+        let lh = bin(&mut f.pool, BinOp::Add, llv, hc);
+        let a = acc_at(f, z, llv);
+        let b = acc_at(f, z, lh);
+        let v = bin(&mut f.pool, BinOp::Add, a, b);
+        let st = f.stmts.push(StmtData::Store { buffer: acc, indices: vec![r2v, z, llv], value: v });
+        steps.push(wrap(f, &[ll], st));
+        h /= 2;
+    }
+    let total = acc_at(f, z, z);
+    let v = bin(&mut f.pool, BinOp::Add, init, total);
+    steps.push(Output { fused, epi }.store(f, &rowv2, jv, v));
+    let seq = f.stmts.push(StmtData::Seq(steps));
+    let s_out = wrap(f, &r2.into_iter().collect::<Vec<_>>(), seq);
+
+    let body = f.stmts.push(StmtData::Seq(vec![s_init, s_red, s_out]));
+    let blk = opaque_block(f, format!("{}_gemv", fused.name), vec![acc], body);
+    Some((wrap(f, &[jl], blk), epi.is_some()))
+}
