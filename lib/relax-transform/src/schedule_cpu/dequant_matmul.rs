@@ -27,6 +27,7 @@
 
 mod gemm;
 mod gemv;
+mod hoist;
 mod ksplit;
 
 use std::collections::HashMap;

@@ -13,8 +13,10 @@
 //!                         for l in T.vectorized(L):
 //!                             acc[r, k_m, l] = acc[r, k_m, l] + term(r, j, k)
 //!         for r in T.unroll(R):
-//!             acc[r, 0, :] += acc[r, s, :] ...    # the S accumulators, then halving
-//!             C[r, j] = init + acc[r, 0, 0]       # (or the epilogue of it)
+//!             sum[0] = init
+//!             for s, l in T.grid(S, L):
+//!                 sum[0] = sum[0] + acc[r, s, l]
+//!             C[r, j] = sum[0]                    # (or the epilogue of it)
 //! ```
 //!
 //! `k = k_0 * B_m + ... + k_m * L + l` ([`super::ksplit`]), so a lane reads
@@ -22,8 +24,9 @@
 //! int-to-float conversions and multiply-adds; the weight expression is shared by the
 //! `R` rows. Each row of the weight is read once, by one task.
 
-use relax_ir::{BinOp, ForKind, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData};
+use relax_ir::{BinOp, ForKind, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
+use super::hoist::hoist;
 use super::ksplit::{self, bin};
 use super::{Epilogue, Fused, MAX_GEMV_ROWS, Output, local, lp, lpc, opaque_block, row_values, substitute};
 use crate::schedule_cpu::nest::{Loop, wrap};
@@ -81,62 +84,49 @@ pub fn build(f: &mut PrimFunc, fused: &Fused, epi: Option<&Epilogue>, vector_bit
     init_loops.extend([s0, l0]);
     let s_init = wrap(f, &init_loops, st);
 
-    // The reduction.
+    // The reduction, with the lane-invariant parts of the weight computed once per
+    // (sub-)block.
+    let mut inner: Vec<SymVar> = vec![kl.vars[nk - 1]];
+    inner.extend(rl.iter().map(|l| l.var));
+    let hoisted = hoist(f, term, &inner, &format!("{}_w", fused.name));
     let lv = f.pool.var_ref(kl.vars[nk - 1]);
     let sv = if acc_n > 1 { f.pool.var_ref(kl.vars[nk - 2]) } else { f.pool.i64(0) };
     let at = vec![rv, sv, lv];
     let cur = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: at.clone() });
-    let upd = bin(&mut f.pool, BinOp::Add, cur, term);
+    let upd = bin(&mut f.pool, BinOp::Add, cur, hoisted.expr);
     let st = f.stmts.push(StmtData::Store { buffer: acc, indices: at, value: upd });
-    let mut loops = Vec::new();
-    for d in 0..nk - 1 {
-        let kind = ForKind::Serial;
-        loops.push(Loop { var: kl.vars[d], extent: f.pool.i64(kl.extents[d]), kind });
-    }
-    loops.extend(rl);
-    loops.push(Loop { var: kl.vars[nk - 1], extent: f.pool.i64(lanes), kind: ForKind::Vectorized });
-    let s_red = wrap(f, &loops, st);
+    let mut lanes_loops: Vec<Loop> = rl.into_iter().collect();
+    lanes_loops.push(Loop { var: kl.vars[nk - 1], extent: f.pool.i64(lanes), kind: ForKind::Vectorized });
+    let mut body = hoisted.stores.clone();
+    body.push(wrap(f, &lanes_loops, st));
+    let body = f.stmts.push(StmtData::Seq(body));
+    let loops: Vec<Loop> = (0..nk - 1)
+        .map(|d| Loop { var: kl.vars[d], extent: f.pool.i64(kl.extents[d]), kind: ForKind::Serial })
+        .collect();
+    let s_red = wrap(f, &loops, body);
 
-    // Horizontal sums: the accumulators into the first, then halving.
+    // The horizontal sum, from the init value, in order over the accumulators. (A tree
+    // of vector adds would be shorter, but LLVM's SLP vectorizer then packs the loop's
+    // accumulators in pairs instead of whole vectors.)
     let (r2, r2v) = row_loop(f, nrows);
     let rowv2 = row_values(f, fused, r2v);
     let init = substitute(f, fused, &rowv2, jv, kl.k, fused.init);
-    let mut steps = Vec::new();
-    let acc_at = |f: &mut PrimFunc, s: PrimExpr, l: PrimExpr| {
-        f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: vec![r2v, s, l] })
-    };
+    let red = local(f, &format!("{}_sum", fused.name), dt, &[1]);
     let z = f.pool.i64(0);
-    if acc_n > 1 {
-        let (sl, slv) = lpc(f, "s", acc_n - 1, ForKind::Unrolled);
-        let (ll, llv) = lpc(f, "l", lanes, ForKind::Vectorized);
-        let one = f.pool.i64(1);
-        let s1 = bin(&mut f.pool, BinOp::Add, slv, one);
-        let a = acc_at(f, z, llv);
-        let b = acc_at(f, s1, llv);
-        let v = bin(&mut f.pool, BinOp::Add, a, b);
-        let st = f.stmts.push(StmtData::Store { buffer: acc, indices: vec![r2v, z, llv], value: v });
-        steps.push(wrap(f, &[sl, ll], st));
-    }
-    let mut h = lanes / 2;
-    while h >= 1 {
-        let kind = if h > 1 { ForKind::Vectorized } else { ForKind::Serial };
-        let (ll, llv) = lpc(f, "l", h, kind);
-        let hc = f.pool.i64(h);
-        let lh = bin(&mut f.pool, BinOp::Add, llv, hc);
-        let a = acc_at(f, z, llv);
-        let b = acc_at(f, z, lh);
-        let v = bin(&mut f.pool, BinOp::Add, a, b);
-        let st = f.stmts.push(StmtData::Store { buffer: acc, indices: vec![r2v, z, llv], value: v });
-        steps.push(wrap(f, &[ll], st));
-        h /= 2;
-    }
-    let total = acc_at(f, z, z);
-    let v = bin(&mut f.pool, BinOp::Add, init, total);
-    steps.push(Output { fused, epi }.store(f, &rowv2, jv, v));
-    let seq = f.stmts.push(StmtData::Seq(steps));
+    let st0 = f.stmts.push(StmtData::Store { buffer: red, indices: vec![z], value: init });
+    let (sl, slv) = lpc(f, "s", acc_n, ForKind::Serial);
+    let (ll, llv) = lpc(f, "l", lanes, ForKind::Serial);
+    let cur = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: red, indices: vec![z] });
+    let a = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: vec![r2v, slv, llv] });
+    let v = bin(&mut f.pool, BinOp::Add, cur, a);
+    let st = f.stmts.push(StmtData::Store { buffer: red, indices: vec![z], value: v });
+    let s_sum = wrap(f, &[sl, ll], st);
+    let total = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: red, indices: vec![z] });
+    let st_out = Output { fused, epi }.store(f, &rowv2, jv, total);
+    let seq = f.stmts.push(StmtData::Seq(vec![st0, s_sum, st_out]));
     let s_out = wrap(f, &r2.into_iter().collect::<Vec<_>>(), seq);
 
     let body = f.stmts.push(StmtData::Seq(vec![s_init, s_red, s_out]));
-    let blk = opaque_block(f, format!("{}_gemv", fused.name), vec![acc], body);
+    let blk = opaque_block(f, format!("{}_gemv", fused.name), [vec![acc, red], hoisted.buffers].concat(), body);
     Some((wrap(f, &[jl], blk), epi.is_some()))
 }

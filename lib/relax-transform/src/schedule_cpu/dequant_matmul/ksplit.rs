@@ -180,16 +180,19 @@ fn walk(pool: &mut Pool, an: &Analyzer, e: PrimExpr, memo: &mut HashMap<PrimExpr
 
 /// `e` with its operands simplified.
 fn rebuild(pool: &mut Pool, an: &Analyzer, e: PrimExpr, memo: &mut HashMap<PrimExpr, PrimExpr>) -> PrimExpr {
-    let data = pool.prim(e).clone();
     let mut ops = Vec::new();
     pool.for_each_operand(e, |o| ops.push(o));
     if ops.is_empty() {
         return e;
     }
     let new: Vec<PrimExpr> = ops.iter().map(|&o| walk(pool, an, o, memo)).collect();
-    if new == ops {
-        return e;
-    }
+    if new == ops { e } else { with_operands(pool, e, new) }
+}
+
+/// `e` with the operands `new` (in `for_each_operand` order); binary operations and
+/// casts fold, other nodes are rebuilt as they are.
+pub fn with_operands(pool: &mut Pool, e: PrimExpr, new: Vec<PrimExpr>) -> PrimExpr {
+    let data = pool.prim(e).clone();
     let mut it = new.into_iter();
     let mut next = || it.next().expect("an operand");
     let rebuilt = match data {
@@ -200,9 +203,7 @@ fn rebuild(pool: &mut Pool, an: &Analyzer, e: PrimExpr, memo: &mut HashMap<PrimE
         PrimExprData::Not(_) => PrimExprData::Not(next()),
         PrimExprData::Cast(t, _) => return pool.cast(t, next()),
         PrimExprData::Select(..) => PrimExprData::Select(next(), next(), next()),
-        PrimExprData::Call { dtype, op, args } => {
-            PrimExprData::Call { dtype, op, args: args.iter().map(|_| next()).collect() }
-        }
+        PrimExprData::Call { dtype, op, args } => PrimExprData::Call { dtype, op, args: args.iter().map(|_| next()).collect() },
         PrimExprData::Let { var, .. } => PrimExprData::Let { var, value: next(), body: next() },
         PrimExprData::Ramp { lanes, .. } => PrimExprData::Ramp { base: next(), stride: next(), lanes },
         PrimExprData::Broadcast { lanes, .. } => PrimExprData::Broadcast { value: next(), lanes },
