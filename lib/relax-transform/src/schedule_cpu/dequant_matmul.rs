@@ -15,15 +15,16 @@
 //! * [`gemv`] when the rows are a constant count of at most [`MAX_GEMV_ROWS`] (the
 //!   decode step of a language model): parallel over `j`, the weight decoded in
 //!   registers, vector partial sums over `k` (rfactor), one horizontal sum per output;
-//! * [`gemm`] otherwise (prefill, symbolic rows): parallel over tiles of `j`, each task
-//!   decodes a panel of its weight rows once into a local buffer and reuses it for every
-//!   row of the activation in register tiles.
+//! * [`gemm`] otherwise (prefill, symbolic rows): parallel over panels of columns, each
+//!   task decodes its weight rows once into a `[k, column]` panel and multiplies it with
+//!   every row of the activation in the float matmul's register tiles.
 //!
-//! Both reassociate the sum over `k` (vector lanes, then a tree), so the result differs
-//! from the interpreter's by rounding only; the other schedules keep the interpreter's
-//! order. An elementwise epilogue that reads `C` right after the matmul is computed from
-//! the final sums ([`Epilogue`]). Producers whose loads mention the rows are inlined only
-//! when they are data movement (a reshape of the activation: a load, maybe cast).
+//! The GEMV reassociates the sum over `k` (vector lanes, then the lanes in order), so its
+//! result differs from the interpreter's by rounding only; the panel schedule, like the
+//! other schedules, keeps the interpreter's order. An elementwise epilogue that reads
+//! `C` right after the matmul is computed from the final sums ([`Epilogue`]). Producers
+//! whose loads mention the rows are inlined only when they are data movement (a reshape
+//! of the activation: a load, maybe cast).
 
 mod gemm;
 mod gemv;
@@ -42,6 +43,9 @@ use super::nest::{Loop, Nest, block};
 
 /// The most rows (constant) that take the matrix-vector schedule.
 pub const MAX_GEMV_ROWS: i64 = 4;
+
+/// The producer nests inlined into a matmul, with the buffers they wrote.
+type Producers = Vec<(Stmt, Buffer)>;
 
 /// A matmul nest with its weight producers inlined.
 pub struct Fused {
@@ -110,17 +114,16 @@ pub fn schedule_all(f: &mut PrimFunc, stmts: &mut Vec<Stmt>, allocs: &mut Vec<Bu
             i += 1;
             continue;
         };
-        let built = if gemv::rows(f, &fused).is_some() {
-            gemv::build(f, &fused, epi.as_ref(), vector_bits)
-        } else {
-            gemm::build(f, &fused, epi.as_ref(), vector_bits)
+        let gemv = match gemv::rows(f, &fused) {
+            Some(_) => gemv::build(f, &fused, epi.as_ref(), vector_bits),
+            None => None,
         };
+        let built = gemv.or_else(|| gemm::build(f, &fused, epi.as_ref(), vector_bits));
         let Some((s, absorbed)) = built else {
             i += 1;
             continue;
         };
         any = true;
-        let matmul = stmts[i];
         if absorbed && epi.is_some() {
             stmts.remove(i + 1);
             allocs.retain(|&b| b != fused.c);
@@ -131,7 +134,6 @@ pub fn schedule_all(f: &mut PrimFunc, stmts: &mut Vec<Stmt>, allocs: &mut Vec<Bu
             allocs.retain(|b| b != buf);
         }
         i = stmts.iter().position(|&x| x == s).expect("the new statement") + 1;
-        let _ = matmul;
     }
     any
 }
@@ -142,7 +144,7 @@ fn recognize(
     stmts: &[Stmt],
     at: usize,
     allocs: &[Buffer],
-) -> Option<(Fused, Vec<(Stmt, Buffer)>, Option<Epilogue>)> {
+) -> Option<(Fused, Producers, Option<Epilogue>)> {
     let nest = Nest::read(f, stmts[at])?;
     let map = nest.identity_bindings(f)?;
     let nl = nest.loops.len();
@@ -278,12 +280,12 @@ fn inline_producers(
     at: usize,
     allocs: &[Buffer],
     mut fused: Fused,
-) -> Option<(Fused, Vec<(Stmt, Buffer)>)> {
+) -> Option<(Fused, Producers)> {
     let row_vars: Vec<SymVar> = fused.rows.iter().map(|r| r.0).collect();
     let mentions_any = |pool: &Pool, idx: &[PrimExpr], vs: &[SymVar]| {
         idx.iter().any(|&e| pool.free_vars(e).iter().any(|v| vs.contains(v)))
     };
-    let mut producers: Vec<(Stmt, Buffer)> = Vec::new();
+    let mut producers: Producers = Vec::new();
     let mut weight = false;
     'again: loop {
         for (x, idx) in loads(&f.pool, fused.term) {

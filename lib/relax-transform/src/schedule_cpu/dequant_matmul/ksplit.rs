@@ -203,7 +203,9 @@ pub fn with_operands(pool: &mut Pool, e: PrimExpr, new: Vec<PrimExpr>) -> PrimEx
         PrimExprData::Not(_) => PrimExprData::Not(next()),
         PrimExprData::Cast(t, _) => return pool.cast(t, next()),
         PrimExprData::Select(..) => PrimExprData::Select(next(), next(), next()),
-        PrimExprData::Call { dtype, op, args } => PrimExprData::Call { dtype, op, args: args.iter().map(|_| next()).collect() },
+        PrimExprData::Call { dtype, op, args } => {
+            PrimExprData::Call { dtype, op, args: args.iter().map(|_| next()).collect() }
+        }
         PrimExprData::Let { var, .. } => PrimExprData::Let { var, value: next(), body: next() },
         PrimExprData::Ramp { lanes, .. } => PrimExprData::Ramp { base: next(), stride: next(), lanes },
         PrimExprData::Broadcast { lanes, .. } => PrimExprData::Broadcast { value: next(), lanes },
