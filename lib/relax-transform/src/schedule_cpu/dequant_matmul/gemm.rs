@@ -22,7 +22,8 @@
 //! The weight rows of a task are decoded once (the decode vectorizes over consecutive
 //! `k`, as in the GEMV) into a panel laid out `[k, column]`, and reused by every row of
 //! the activation: the register tile of MR rows by NB columns (NB is four vector
-//! registers, or two when the panel would not fit in a core's L2 cache) is the
+//! registers and MR 4, or NB two vectors and MR 8 when a panel of four would not fit
+//! in a core's L2 cache) is the
 //! float matmul's micro-kernel (`schedule_cpu/matmul.rs`): each `k` broadcasts MR
 //! activation values and loads NB contiguous panel values for MR * NB multiply-adds.
 //! Each sum runs over `k` in order from `T.init`'s value, so the numbers are the
@@ -38,8 +39,10 @@ use super::ksplit::{self, Split, bin};
 use super::{Epilogue, Fused, Output, local, lp, lpc, opaque_block, row_values};
 use crate::schedule_cpu::nest::{Loop, ceil_div, wrap};
 
-/// Activation rows per register tile.
-const MR: i64 = 4;
+/// Vector accumulators of a register tile (MR rows by NB / lanes vectors).
+const TILE_VECTORS: i64 = 16;
+/// The most activation rows of a register tile.
+const MAX_MR: i64 = 8;
 /// The most bytes a task's panel may take (half of a 1 MiB L2 cache, with room for the
 /// activation rows).
 const PANEL_BYTES: i64 = 768 * 1024;
@@ -144,19 +147,21 @@ pub fn build(f: &mut PrimFunc, fused: &Fused, epi: Option<&Epilogue>, vector_bit
     }));
     stmts.push(wrap(f, &loops, body));
 
-    // The row tiles: MR rows at a time, then one row at a time.
-    let acc = local(f, &format!("{}_acc", fused.name), dt, &[MR, nb]);
+    // The row tiles: MR rows at a time (4 with four vectors of columns, 8 with two),
+    // then one row at a time.
+    let mr_full = (TILE_VECTORS / (nb / vlanes).max(1)).clamp(1, MAX_MR);
+    let acc = local(f, &format!("{}_acc", fused.name), dt, &[mr_full, nb]);
     allocs.push(acc);
     let mut m = f.pool.i64(1);
     for (_, e) in &fused.rows {
         m = bin(&mut f.pool, BinOp::Mul, m, *e);
     }
-    let mrc = f.pool.i64(MR);
+    let mrc = f.pool.i64(mr_full);
     let full = bin(&mut f.pool, BinOp::FloorDiv, m, mrc);
     let base = bin(&mut f.pool, BinOp::Mul, full, mrc);
     let rest = bin(&mut f.pool, BinOp::Sub, m, base);
     let cx = Cx { fused, epi, acc, panel, w, j0, nb, exact };
-    for (count, mr, first) in [(full, MR, None), (rest, 1, Some(base))] {
+    for (count, mr, first) in [(full, mr_full, None), (rest, 1, Some(base))] {
         if f.pool.as_int(count) == Some(0) {
             continue;
         }
