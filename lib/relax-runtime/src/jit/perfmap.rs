@@ -43,7 +43,8 @@ fn functions(obj: &[u8]) -> Option<Vec<Symbol>> {
     if obj.get(..6)? != b"\x7fELF\x02\x01" {
         return None;
     }
-    let (shoff, shentsize, shnum) = (u64_at(obj, 0x28)?, usize::from(u16_at(obj, 0x3a)?), usize::from(u16_at(obj, 0x3c)?));
+    let (shoff, shentsize, shnum) =
+        (u64_at(obj, 0x28)?, usize::from(u16_at(obj, 0x3a)?), usize::from(u16_at(obj, 0x3c)?));
     let section = |i: usize| -> Option<(u32, usize, usize, usize)> {
         let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
         Some((u32_at(obj, h + 4)?, u64_at(obj, h + 0x18)?, u64_at(obj, h + 0x20)?, u32_at(obj, h + 0x28)? as usize))
@@ -62,7 +63,12 @@ fn functions(obj: &[u8]) -> Option<Vec<Symbol>> {
         let bytes = strtab.get(name..)?;
         let end = bytes.iter().position(|&c| c == 0)?;
         let name = String::from_utf8_lossy(&bytes[..end]).into_owned();
-        out.push(Symbol { name, section: shndx, value: u64_at(obj, at + 8)? as u64, size: u64_at(obj, at + 16)? as u64 });
+        out.push(Symbol {
+            name,
+            section: shndx,
+            value: u64_at(obj, at + 8)? as u64,
+            size: u64_at(obj, at + 16)? as u64,
+        });
     }
     Some(out)
 }

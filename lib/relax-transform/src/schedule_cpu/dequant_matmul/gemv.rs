@@ -8,14 +8,15 @@
 //!         acc[...] = 0
 //!         for k_0 in range(K / B_m):              # blocks
 //!             for k_1 in range(B_m / B_m-1):      # sub-blocks ...
-//!                 for k_m in range(S):            # the innermost one: S accumulators
+//!                 for k_m in T.unroll(S):         # the innermost one: S accumulators
 //!                     for r in T.unroll(R):
 //!                         for l in T.vectorized(L):
 //!                             acc[r, k_m, l] = acc[r, k_m, l] + term(r, j, k)
 //!         for r in T.unroll(R):
-//!             sum[:] = acc[r, 0, :] + ... + acc[r, S - 1, :]
-//!             sum[:L/2] = sum[:L/2] + sum[L/2:]   # ..., down to one lane
-//!             C[r, j] = init + sum[0]             # (or the epilogue of it)
+//!             sum[0] = init
+//!             for s, l in T.grid(S, L):
+//!                 sum[0] = sum[0] + acc[r, s, l]
+//!             C[r, j] = sum[0]                    # (or the epilogue of it)
 //! ```
 //!
 //! `k = k_0 * B_m + ... + k_m * L + l` ([`super::ksplit`]), so a lane reads
@@ -104,48 +105,25 @@ pub fn build(f: &mut PrimFunc, fused: &Fused, epi: Option<&Epilogue>, vector_bit
         .collect();
     let s_red = wrap(f, &loops, body);
 
-    // The horizontal sum, in a buffer of its own (the loop's accumulators stay whole
-    // vectors): the accumulators added lane by lane, then halving, then the init value.
+    // The horizontal sum, from the init value, in order over the accumulators. (A tree
+    // of vector adds would be shorter, but LLVM's SLP vectorizer then packs the loop's
+    // accumulators in pairs instead of whole vectors.)
     let (r2, r2v) = row_loop(f, nrows);
     let rowv2 = row_values(f, fused, r2v);
     let init = substitute(f, fused, &rowv2, jv, kl.k, fused.init);
-    let red = local(f, &format!("{}_sum", fused.name), dt, &[lanes]);
+    let red = local(f, &format!("{}_sum", fused.name), dt, &[1]);
     let z = f.pool.i64(0);
-    let red_at =
-        |f: &mut PrimFunc, l: PrimExpr| f.pool.raw(PrimExprData::Load { dtype: dt, buffer: red, indices: vec![l] });
-    let mut steps = Vec::new();
-    let (l1, l1v) = lpc(f, "l", lanes, ForKind::Vectorized);
-    let a0 = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: vec![r2v, z, l1v] });
-    let st = f.stmts.push(StmtData::Store { buffer: red, indices: vec![l1v], value: a0 });
-    steps.push(wrap(f, &[l1], st));
-    if acc_n > 1 {
-        let (sl, slv) = lpc(f, "s", acc_n - 1, ForKind::Unrolled);
-        let (ll, llv) = lpc(f, "l", lanes, ForKind::Vectorized);
-        let one = f.pool.i64(1);
-        let s1 = bin(&mut f.pool, BinOp::Add, slv, one);
-        let cur = red_at(f, llv);
-        let a = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: vec![r2v, s1, llv] });
-        let v = bin(&mut f.pool, BinOp::Add, cur, a);
-        let st = f.stmts.push(StmtData::Store { buffer: red, indices: vec![llv], value: v });
-        steps.push(wrap(f, &[sl, ll], st));
-    }
-    let mut h = lanes / 2;
-    while h >= 1 {
-        let kind = if h > 1 { ForKind::Vectorized } else { ForKind::Serial };
-        let (ll, llv) = lpc(f, "l", h, kind);
-        let hc = f.pool.i64(h);
-        let lh = bin(&mut f.pool, BinOp::Add, llv, hc);
-        let a = red_at(f, llv);
-        let b = red_at(f, lh);
-        let v = bin(&mut f.pool, BinOp::Add, a, b);
-        let st = f.stmts.push(StmtData::Store { buffer: red, indices: vec![llv], value: v });
-        steps.push(wrap(f, &[ll], st));
-        h /= 2;
-    }
-    let total = red_at(f, z);
-    let total = bin(&mut f.pool, BinOp::Add, init, total);
-    steps.push(Output { fused, epi }.store(f, &rowv2, jv, total));
-    let seq = f.stmts.push(StmtData::Seq(steps));
+    let st0 = f.stmts.push(StmtData::Store { buffer: red, indices: vec![z], value: init });
+    let (sl, slv) = lpc(f, "s", acc_n, ForKind::Serial);
+    let (ll, llv) = lpc(f, "l", lanes, ForKind::Serial);
+    let cur = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: red, indices: vec![z] });
+    let a = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: acc, indices: vec![r2v, slv, llv] });
+    let v = bin(&mut f.pool, BinOp::Add, cur, a);
+    let st = f.stmts.push(StmtData::Store { buffer: red, indices: vec![z], value: v });
+    let s_sum = wrap(f, &[sl, ll], st);
+    let total = f.pool.raw(PrimExprData::Load { dtype: dt, buffer: red, indices: vec![z] });
+    let st_out = Output { fused, epi }.store(f, &rowv2, jv, total);
+    let seq = f.stmts.push(StmtData::Seq(vec![st0, s_sum, st_out]));
     let s_out = wrap(f, &r2.into_iter().collect::<Vec<_>>(), seq);
 
     let body = f.stmts.push(StmtData::Seq(vec![s_init, s_red, s_out]));
