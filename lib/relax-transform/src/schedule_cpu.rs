@@ -6,7 +6,10 @@
 //!
 //! 1. `compute_inline` of elementwise producers into their readers ([`inline`]), so a
 //!    fused chain of elementwise steps is one expression without intermediate buffers;
-//! 2. for each remaining loop nest, the first rule that applies:
+//! 2. matmuls whose weight is computed in the kernel (a decode, an `astype`, a
+//!    transpose: [`dequant_matmul`]) as a GEMV or a panel GEMM, the weight never
+//!    materialized;
+//! 3. for each remaining loop nest, the first rule that applies:
 //!    * matmul-class reductions ([`matmul`]): cache and register tiling, the fused
 //!      epilogue computed from the accumulator tile;
 //!    * reductions whose spatial loops come first ([`rules::reduction`]): fused parallel
@@ -15,13 +18,15 @@
 //!      innermost loop.
 //!
 //! Nests of other shapes stay as they are. The function is marked
-//! `"tirx.is_scheduled": True` (TVM 0.25's spelling). Every rule keeps the order in which each value is
-//! computed (reductions still run over their reduction loops in order), so the scheduled
-//! kernel gives the same bits as the original.
+//! `"tirx.is_scheduled": True` (TVM 0.25's spelling). Every rule but the dequant GEMV
+//! (vector partial sums over `k`) keeps the order in which each value is computed
+//! (reductions still run over their reduction loops in order), so the scheduled kernel
+//! gives the same bits as the original.
 //!
 //! Option `vector-bits` (default 256) is the width of the target's vector registers; the
 //! driver passes the host's.
 
+mod dequant_matmul;
 mod inline;
 mod matmul;
 mod nest;
@@ -127,6 +132,7 @@ fn schedule(f: &mut PrimFunc, vector_bits: i64) {
     let in_root = body != root;
     if in_root {
         inline::inline_all(f, &mut stmts, &mut allocs);
+        dequant_matmul::schedule_all(f, &mut stmts, &mut allocs, vector_bits);
     }
     let mut i = 0;
     while i < stmts.len() {

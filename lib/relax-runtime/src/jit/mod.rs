@@ -21,6 +21,7 @@
 pub mod cache;
 pub mod objects;
 pub mod orc;
+pub mod perfmap;
 pub mod pool;
 
 use std::collections::HashMap;
@@ -92,15 +93,22 @@ pub fn compile_with<T>(
     let jit = orc::OrcJit::new(&runtime_symbols())?;
     let mut kernels = HashMap::new();
     let mut failed = built.failed;
+    let mut map = perfmap::asked().then(Vec::new);
     for ko in built.objects {
         match link(&jit, &ko) {
             Ok((addr, k)) => {
+                if let Some(map) = &mut map {
+                    map.extend(perfmap::lines(&ko.object, &k.packed_symbol, addr));
+                }
                 // SAFETY: `name_packed` was generated with the signature `i32 (ptr)`.
                 let f = unsafe { std::mem::transmute::<usize, PackedFn>(addr) };
                 kernels.insert(k.global, (f, k));
             }
             Err(e) => failed.push((ko.kernel.global, e)),
         }
+    }
+    if let Some(map) = map {
+        perfmap::write(&map);
     }
     failed.sort_by_key(|(g, _)| *g);
     let jk = JitKernels {
