@@ -1,0 +1,606 @@
+#!/usr/bin/env python3
+"""LLM benchmark: relax against llama.cpp on the same random-weight GGUF files, side by side.
+
+    python3 utils/bench/llm.py [--types f32,q8_0,q4_0,q4_k_m] [--threads T] [--repeat R]
+                               [--tests tg,pp16,pp512,depth] [--depth 2000] [--quick]
+                               [--cache-dir DIR] [--skip-llama-cpp] [--json OUT] [--bin DIR]
+
+For each file type, on the TinyLlama-1.1B configuration (22 layers, hidden 2048, 32 heads,
+4 KV heads, FFN 5632, vocabulary 32000; `relax-gguf gen --preset tinyllama`; `--quick`
+takes the `tiny` preset instead, a smoke run of well under a minute), it measures with the
+same thread count on both sides (default: every CPU):
+
+* **tg**: decode tokens/s, 32 tokens after a 1-token prompt (llama-bench `-n 32`);
+* **pp16**, **pp512**: prefill tokens/s of a 16- and a 512-token prompt (`-p 16`, `-p 512`);
+* **tg@depth**: decode tokens/s of 32 tokens after a prompt of `--depth` tokens (2000;
+  llama-bench `-n 32 -d 2000`);
+* **peak RSS** of each process (`wait4`'s `ru_maxrss`), against the file size plus the
+  KV cache of that run;
+* relax's **startup** (import + pipeline + JIT + weight mapping: a process's wall time
+  less its prefill and decode time), the median over all of a type's relax runs;
+* the **roofline**: the multi-threaded read bandwidth that `utils/bench/membw.c` measures
+  (compiled here with `cc -O3 -march=native -fopenmp`) divided by the bytes a decode step
+  must read: every tensor of the file except `token_embd` (one row of it), plus, at
+  depth, the KV cache rows (float32 in relax).
+
+relax: `relax-run FILE --generate --prompt IDS --max-new-tokens N --context C` (one process
+per run, `--repeat` runs per test, the median of the figures its report line gives; the
+context C is the prompt plus the new tokens, as llama-bench sizes its context). The
+thread count goes to `--threads` when `relax-run --help` has it, else to
+`RAYON_NUM_THREADS`. llama.cpp: `llama-bench -m FILE -t T -r R -o json -lm mmap` (or
+`-mmp 1` on releases with that flag), one process per test (so that each has its own
+peak RSS), its default KV cache types (reported) and flash-attention setting; the
+median of its samples. llama-bench is built once from the llama.cpp that PyPI's
+`llama-cpp-python` sdist vendors (`pip download`, then cmake Release with
+`-DGGML_NATIVE=ON`, CPU only, only the `llama-bench` target) under
+`${RELAX_TOOLS_DIR:-~/.cache/relax-tools}/llama.cpp`; cmake comes from apt when missing.
+Model files are generated once into `--cache-dir` (default
+`${RELAX_TOOLS_DIR:-~/.cache/relax-tools}/llm-models`) and reused; F32 is 4.4 GB.
+
+Needs only the Python standard library and a release build of the tools:
+`cargo build --release -p relax-run -p relax-gguf-tool`. Figures and their meaning:
+docs/llm.md, "Figures".
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOOLS_DIR = os.environ.get("RELAX_TOOLS_DIR") or os.path.expanduser("~/.cache/relax-tools")
+LLAMA_CPP_PYTHON = "0.3.36"  # the PyPI release whose vendored llama.cpp is built
+TYPES = ["f32", "q8_0", "q4_0", "q4_k_m"]
+TESTS = ["tg", "pp16", "pp512", "depth"]
+N_GEN = 32
+
+
+def fail(msg):
+    sys.exit(f"llm.py: error: {msg}")
+
+
+def tail(text, n=30):
+    lines = (text or "").strip().splitlines()
+    return "\n".join(lines[-n:])
+
+
+def run_checked(cmd, what, env=None, cwd=None, timeout=None):
+    """Runs cmd; on failure exits naming `what`, the command and its output's tail."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+    except FileNotFoundError:
+        fail(f"{what}: `{cmd[0]}` not found")
+    except subprocess.TimeoutExpired:
+        fail(f"{what}: timed out after {timeout} s: {' '.join(cmd)}")
+    if r.returncode != 0:
+        fail(f"{what} failed (exit {r.returncode}): {' '.join(cmd)}\n{tail(r.stderr or r.stdout)}")
+    return r
+
+
+def measured(cmd, env=None, timeout=None):
+    """Runs cmd as its own process: (stdout, stderr, wall seconds, peak RSS bytes).
+
+    The output goes to files (no pipe can fill while we wait), and `os.wait4` gives this
+    child's own resource usage. Exits with the stderr tail when the command fails."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        except FileNotFoundError:
+            fail(f"`{cmd[0]}` not found")
+        deadline = None if timeout is None else t0 + timeout
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if deadline and time.perf_counter() > deadline:
+                p.kill()
+                os.wait4(p.pid, 0)
+                fail(f"timed out after {timeout} s: {' '.join(cmd)[:300]}")
+            time.sleep(0.01)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        o, e = out.read(), err.read()
+    if p.returncode != 0:
+        short = " ".join(cmd)
+        fail(f"command failed (exit {p.returncode}): {short[:400]}{'...' if len(short) > 400 else ''}\n{tail(e)}")
+    return o, e, wall, ru.ru_maxrss * 1024
+
+
+def loadavg():
+    try:
+        return tuple(float(x) for x in open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return None
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def mem_total():
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# GGUF: the tensor table and the few metadata values the figures need (standard library).
+
+GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+
+def gguf_summary(path):
+    """{arch, n_layer, n_embd, n_head, n_head_kv, head_dim, n_vocab, tensors: {name: bytes}}.
+
+    A tensor's bytes are the distance to the next tensor's offset (the last: to the end of
+    the file), which includes at most `alignment - 1` bytes of padding."""
+    with open(path, "rb") as f:
+        data = f.read(64 << 20)  # header, metadata and tensor table (vocabularies are < 64 MiB)
+    pos = 0
+
+    def take(fmt):
+        nonlocal pos
+        v = struct.unpack_from(fmt, data, pos)
+        pos += struct.calcsize(fmt)
+        return v[0]
+
+    def string():
+        nonlocal pos
+        n = take("<Q")
+        s = data[pos:pos + n]
+        pos += n
+        return s.decode("utf-8", "replace")
+
+    def value(t):
+        if t in GGUF_SCALARS:
+            return take(GGUF_SCALARS[t])
+        if t == 8:
+            return string()
+        if t == 9:
+            et, n = take("<I"), take("<Q")
+            if et in GGUF_SCALARS and et not in (7,):
+                nonlocal pos
+                size = struct.calcsize(GGUF_SCALARS[et])
+                pos += size * n  # arrays of numbers are skipped
+                return None
+            return [value(et) for _ in range(n)] if et != 8 else [string() for _ in range(n)]
+        raise ValueError(f"{path}: unknown GGUF value type {t}")
+
+    if data[:4] != b"GGUF":
+        fail(f"{path} is not a GGUF file")
+    pos = 4
+    version = take("<I")
+    if version not in (2, 3):
+        fail(f"{path}: GGUF version {version} is not supported here")
+    n_tensors, n_kv = take("<Q"), take("<Q")
+    md = {}
+    for _ in range(n_kv):
+        key = string()
+        md[key] = value(take("<I"))
+    infos = []
+    for _ in range(n_tensors):
+        name = string()
+        nd = take("<I")
+        dims = [take("<Q") for _ in range(nd)]
+        gtype, off = take("<I"), take("<Q")
+        infos.append((name, dims, gtype, off))
+    align = md.get("general.alignment", 32)
+    data_start = (pos + align - 1) // align * align
+    file_size = os.path.getsize(path)
+    ordered = sorted(infos, key=lambda t: t[3])
+    tensors = {}
+    for i, (name, dims, gtype, off) in enumerate(ordered):
+        end = ordered[i + 1][3] if i + 1 < len(ordered) else file_size - data_start
+        tensors[name] = {"bytes": end - off, "dims": dims, "type": gtype}
+    arch = md["general.architecture"]
+    n_head = md[f"{arch}.attention.head_count"]
+    n_embd = md[f"{arch}.embedding_length"]
+    emb = tensors["token_embd.weight"]
+    return {
+        "arch": arch,
+        "n_layer": md[f"{arch}.block_count"],
+        "n_embd": n_embd,
+        "n_head": n_head,
+        "n_head_kv": md.get(f"{arch}.attention.head_count_kv", n_head),
+        "head_dim": md.get(f"{arch}.attention.key_length", n_embd // n_head),
+        "n_vocab": emb["dims"][1],
+        "file_bytes": file_size,
+        "tensors": tensors,
+    }
+
+
+def weight_bytes_per_token(s):
+    """Bytes a decode step reads: every tensor but token_embd, plus one row of token_embd."""
+    emb = s["tensors"]["token_embd.weight"]["bytes"]
+    return sum(t["bytes"] for t in s["tensors"].values()) - emb + emb // s["n_vocab"]
+
+
+def kv_bytes(s, positions, elem_bytes):
+    """The KV cache of `positions` positions: layers x (K, V) x positions x kv heads x head dim."""
+    return s["n_layer"] * 2 * positions * s["n_head_kv"] * s["head_dim"] * elem_bytes
+
+
+# ---------------------------------------------------------------------------------------
+# Tools: relax's, the bandwidth probe, llama-bench.
+
+
+def relax_tools(bin_dir):
+    run, gguf = os.path.join(bin_dir, "relax-run"), os.path.join(bin_dir, "relax-gguf")
+    for t in (run, gguf):
+        if not os.access(t, os.X_OK):
+            fail(f"no `{t}`: run `cargo build --release -p relax-run -p relax-gguf-tool` or pass --bin DIR")
+    helptext = run_checked([run, "--help"], "relax-run --help").stdout
+    return run, gguf, helptext
+
+
+def git_describe():
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True)
+        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except OSError:
+        return "unknown"
+
+
+def model_file(gguf_tool, cache, preset, ftype, seed):
+    """The model file of `preset` and `ftype`, generated once into `cache`. The `tiny`
+    preset gets a context of 1024 positions (its own is 256), room for the pp512 test."""
+    os.makedirs(cache, exist_ok=True)
+    extra = ["--ctx", "1024"] if preset == "tiny" else []
+    path = os.path.join(cache, f"{preset}{'-ctx1024' if extra else ''}-{ftype}-seed{seed}.gguf")
+    if not os.path.exists(path):
+        print(f"generating {path} (relax-gguf gen; tinyllama Q4_K_M takes minutes)", flush=True)
+        t0 = time.perf_counter()
+        run_checked([gguf_tool, "gen", "--preset", preset, "--type", ftype, "--seed", str(seed), "-o", path] + extra,
+                    f"generating the {ftype} model")
+        print(f"  {os.path.getsize(path) / 1e9:.2f} GB in {time.perf_counter() - t0:.0f} s", flush=True)
+    return path
+
+
+def membw(threads, mib):
+    """The read bandwidth probe: compiled once per source version, then run."""
+    src = os.path.join(HERE, "membw.c")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        fail("no C compiler (`cc`) for utils/bench/membw.c: install gcc (apt-get install gcc)")
+    digest = hashlib.sha256(open(src, "rb").read()).hexdigest()[:12]
+    exe = os.path.join(TOOLS_DIR, "bin", f"membw-{digest}")
+    if not os.path.exists(exe):
+        os.makedirs(os.path.dirname(exe), exist_ok=True)
+        run_checked([cc, "-O3", "-march=native", "-fopenmp", src, "-o", exe + ".tmp"], "compiling membw.c")
+        os.replace(exe + ".tmp", exe)
+    r = run_checked([exe, "--threads", str(threads), "--mib", str(mib), "--repeat", "10"], "membw")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def ensure_cmake():
+    """cmake and a build tool, from apt when missing (Debian), else a clear error."""
+    missing = [p for p, exe in (("cmake", "cmake"), ("g++", "g++")) if not shutil.which(exe)]
+    if not missing:
+        return
+    if not shutil.which("apt-get"):
+        fail(f"missing {', '.join(missing)} (needed to build llama-bench); install them or pass --skip-llama-cpp")
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    print(f"installing {', '.join(missing)} with apt-get", flush=True)
+    run_checked(sudo + ["apt-get", "update", "-qq"], "apt-get update")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    run_checked(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + missing,
+                f"apt-get install {' '.join(missing)}", env=env)
+
+
+def llama_bench():
+    """(path of llama-bench, build info): built once from llama-cpp-python's sdist."""
+    base = os.path.join(TOOLS_DIR, "llama.cpp")
+    build = os.path.join(base, f"build-{LLAMA_CPP_PYTHON}")
+    exe = os.path.join(build, "bin", "llama-bench")
+    info_path = os.path.join(build, "relax-build-info.json")
+    if os.access(exe, os.X_OK) and os.path.exists(info_path):
+        return exe, json.load(open(info_path))
+    os.makedirs(base, exist_ok=True)
+    sdist = os.path.join(base, f"llama_cpp_python-{LLAMA_CPP_PYTHON}.tar.gz")
+    if not os.path.exists(sdist):
+        print(f"downloading llama-cpp-python {LLAMA_CPP_PYTHON}'s source from PyPI (pip download)", flush=True)
+        # --no-binary for this package only: its build requirements (scikit-build-core, and
+        # cmake when none is installed) may come as wheels, or pip would compile cmake.
+        run_checked([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
+                     "llama-cpp-python", f"llama-cpp-python=={LLAMA_CPP_PYTHON}", "-d", base],
+                    "pip download llama-cpp-python (needs pip and the network; or pass --skip-llama-cpp)")
+    src_root = os.path.join(base, f"llama_cpp_python-{LLAMA_CPP_PYTHON}")
+    if not os.path.isdir(os.path.join(src_root, "vendor", "llama.cpp", "tools", "llama-bench")):
+        with tarfile.open(sdist) as t:
+            t.extractall(base, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(base)
+    src = os.path.join(src_root, "vendor", "llama.cpp")
+    if not os.path.isdir(os.path.join(src, "tools", "llama-bench")):
+        fail(f"{sdist} has no vendor/llama.cpp/tools/llama-bench")
+    # The sdist has no git history: the vendored commit is the one the changelog names.
+    commit = "unknown"
+    m = re.search(rf"## \[{re.escape(LLAMA_CPP_PYTHON)}\](.*?)## \[", open(os.path.join(src_root, "CHANGELOG.md")).read(),
+                  re.S)
+    if m:
+        c = re.search(r"llama\.cpp@([0-9a-f]{7,40})", m.group(1))
+        commit = c.group(1) if c else commit
+    ensure_cmake()
+    gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+    flags = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DGGML_CUDA=OFF", "-DGGML_METAL=OFF",
+             "-DGGML_VULKAN=OFF", "-DGGML_OPENMP=ON", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+             "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF", "-DLLAMA_BUILD_APP=OFF",
+             "-DLLAMA_OPENSSL=OFF", "-DLLAMA_CURL=OFF", f"-DLLAMA_BUILD_COMMIT={commit}", "-DLLAMA_BUILD_NUMBER=0"]
+    print(f"building llama-bench of llama.cpp {commit} (llama-cpp-python {LLAMA_CPP_PYTHON}) into {build}; "
+          f"this takes several minutes", flush=True)
+    t0 = time.perf_counter()
+    run_checked(["cmake", "-S", src, "-B", build] + gen + flags, "cmake configure of llama.cpp")
+    run_checked(["cmake", "--build", build, "--target", "llama-bench", "-j", str(os.cpu_count() or 1)],
+                "building llama-bench")
+    if not os.access(exe, os.X_OK):
+        fail(f"the llama.cpp build did not produce {exe}")
+    cc = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()
+    info = {"llama_cpp_python": LLAMA_CPP_PYTHON, "commit": commit, "cmake_flags": flags,
+            "compiler": cc[0] if cc else "unknown", "build_seconds": round(time.perf_counter() - t0, 1)}
+    json.dump(info, open(info_path, "w"), indent=1)
+    return exe, info
+
+
+# ---------------------------------------------------------------------------------------
+# Measurements.
+
+PREFILL_RE = re.compile(r"prefill: (\d+) prompt tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s\)")
+DECODE_RE = re.compile(r"decode: (\d+) tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s, median step ([0-9.]+) ms\)")
+
+
+def prompt_ids(n, n_vocab, seed):
+    """n deterministic token ids in [3, n_vocab) (no control tokens)."""
+    x, out = seed * 2654435761 + 12345, []
+    for _ in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        out.append(3 + (x >> 33) % (n_vocab - 3))
+    return out
+
+
+def relax_once(run, model, helptext, threads, prompt, new_tokens, context):
+    cmd = [run, model, "--generate", "--prompt", ",".join(map(str, prompt)), "--max-new-tokens", str(new_tokens),
+           "--context", str(context)]
+    env = dict(os.environ)
+    if "--threads" in helptext:
+        cmd += ["--threads", str(threads)]
+    else:
+        env["RAYON_NUM_THREADS"] = str(threads)
+    out, err, wall, rss = measured(cmd, env=env, timeout=6 * 3600)
+    p, d = PREFILL_RE.search(err), DECODE_RE.search(err)
+    if not p:
+        fail(f"no prefill line in relax-run's output ({' '.join(cmd[:2])} ...):\n{tail(err)}")
+    r = {"prompt": len(prompt), "new_tokens": new_tokens, "context": context, "wall_s": wall, "rss": rss,
+         "prefill_ms": float(p.group(2)), "prefill_tps": float(p.group(3)), "decode_ms": 0.0}
+    if d:
+        r.update(decode_tokens=int(d.group(1)), decode_ms=float(d.group(2)), decode_tps=float(d.group(3)),
+                 median_step_ms=float(d.group(4)))
+    r["startup_s"] = wall - (r["prefill_ms"] + r["decode_ms"]) / 1e3
+    return r
+
+
+def test_shape(test, depth):
+    """(prompt tokens, new tokens) of a test: tg decodes N_GEN tokens after a 1-token prompt
+    (relax-run's first new token comes from the prefill, so N_GEN + 1 new tokens)."""
+    return {"tg": (1, N_GEN + 1), "pp16": (16, 1), "pp512": (512, 1), "depth": (depth, N_GEN + 1)}[test]
+
+
+def relax_test(run, model, helptext, s, threads, test, depth, repeat, seed, budget):
+    """`repeat` runs of a test, fewer (at least one) once they have taken `budget` seconds."""
+    prompt_len, new = test_shape(test, depth)
+    prompt = prompt_ids(prompt_len, s["n_vocab"], seed)
+    runs, t0 = [], time.perf_counter()
+    while len(runs) < repeat and (not runs or time.perf_counter() - t0 < budget):
+        runs.append(relax_once(run, model, helptext, threads, prompt, new, prompt_len + new))
+    key = "prefill_tps" if test.startswith("pp") else "decode_tps"
+    return {"tps": statistics.median(r[key] for r in runs), "rss": max(r["rss"] for r in runs),
+            "kv_bytes": kv_bytes(s, prompt_len + new, 4), "runs": runs}
+
+
+def llama_test(exe, model, threads, test, depth, repeat, mmap_flag):
+    args = {"tg": ["-p", "0", "-n", str(N_GEN)], "pp16": ["-p", "16", "-n", "0"], "pp512": ["-p", "512", "-n", "0"],
+            "depth": ["-p", "0", "-n", str(N_GEN), "-d", str(depth)]}[test]
+    cmd = [exe, "-m", model, "-t", str(threads), "-r", str(repeat), "-o", "json"] + mmap_flag + args
+    out, err, wall, rss = measured(cmd, timeout=6 * 3600)
+    try:
+        rows = json.loads(out)
+    except json.JSONDecodeError:
+        fail(f"llama-bench printed no JSON ({' '.join(cmd)}):\n{tail(out + err)}")
+    row = rows[-1]
+    samples = row.get("samples_ts") or [row["avg_ts"]]
+    return {"tps": statistics.median(samples), "avg_ts": row["avg_ts"], "stddev_ts": row.get("stddev_ts"),
+            "samples_ts": samples, "rss": rss, "wall_s": wall, "cmd": cmd, "row": row}
+
+
+def fmt(x, digits=1):
+    if x is None:
+        return "-"
+    return f"{x:.{digits}f}" if x >= 1 or x == 0 else f"{x:.{max(digits, 3)}f}"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def main():
+    global N_GEN
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--types", help=f"file types (default {','.join(TYPES)}; with --quick q4_0)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads for both sides (default: all CPUs)")
+    ap.add_argument("--repeat", type=int, help="runs per test and side (default 3, with --quick 1; the median)")
+    ap.add_argument("--tests", default=",".join(TESTS), help=f"tests (default {','.join(TESTS)})")
+    ap.add_argument("--depth", type=int, default=None, help="prompt length of the depth test (default 2000)")
+    ap.add_argument("--n-gen", type=int, default=N_GEN, help=f"decode tokens of tg and tg@depth (default {N_GEN})")
+    ap.add_argument("--budget", type=float, default=300,
+                    help="seconds after which relax stops repeating a test (default 300; at least one run)")
+    ap.add_argument("--quick", action="store_true", help="the tiny preset: a smoke run of the harness")
+    ap.add_argument("--cache-dir", default=None, help="where the model files are generated and kept")
+    ap.add_argument("--seed", type=int, default=0, help="the models' random seed (default 0)")
+    ap.add_argument("--skip-llama-cpp", action="store_true", help="measure relax only")
+    ap.add_argument("--bin", default=os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"), "release"),
+                    help="the folder of relax-run and relax-gguf (default target/release)")
+    ap.add_argument("--json", help="write the raw figures to this JSON file")
+    args = ap.parse_args()
+
+    if args.types is None:
+        args.types = "q4_0" if args.quick else ",".join(TYPES)
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    types = [t.strip().lower() for t in args.types.split(",") if t.strip()]
+    for t in types:
+        if t not in TYPES:
+            fail(f"unknown type `{t}` (types: {', '.join(TYPES)})")
+    tests = [t.strip() for t in args.tests.split(",") if t.strip()]
+    for t in tests:
+        if t not in TESTS:
+            fail(f"unknown test `{t}` (tests: {', '.join(TESTS)})")
+    if args.threads < 1 or args.repeat < 1 or args.n_gen < 1:
+        fail("--threads, --repeat and --n-gen must be positive")
+    N_GEN = args.n_gen
+    preset = "tiny" if args.quick else "tinyllama"
+    depth = args.depth if args.depth is not None else (200 if args.quick else 2000)
+    cache = args.cache_dir or os.path.join(TOOLS_DIR, "llm-models")
+
+    run, gguf_tool, helptext = relax_tools(args.bin)
+    skipped = []
+    bench_exe, bench_info, mmap_flag = None, None, []
+    if args.skip_llama_cpp:
+        skipped.append("llama.cpp (--skip-llama-cpp)")
+    else:
+        bench_exe, bench_info = llama_bench()
+        h = subprocess.run([bench_exe, "--help"], capture_output=True, text=True).stdout
+        mmap_flag = ["-mmp", "1"] if "--mmap" in h else (["-lm", "mmap"] if "--load-mode" in h else [])
+        if "--n-depth" not in h and "depth" in tests:
+            fail("this llama-bench has no -d/--n-depth for the depth test; drop `depth` from --tests")
+        v = subprocess.run([bench_exe, "--version"], capture_output=True, text=True)
+        bench_info["version"] = tail(v.stdout + v.stderr, 2).replace("\n", "; ")
+
+    env = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "cpu": cpu_model(),
+           "cpus": os.cpu_count(), "mem_bytes": mem_total(), "threads": args.threads, "repeat": args.repeat,
+           "relax_commit": git_describe(), "relax_threads_via": "--threads" if "--threads" in helptext
+           else "RAYON_NUM_THREADS", "preset": preset, "depth": depth, "n_gen": N_GEN, "load_start": loadavg(),
+           "llama_cpp": bench_info, "skipped": skipped}
+    print(f"{env['date']}  {env['cpu']}, {env['cpus']} CPUs, {(env['mem_bytes'] or 0) / 2**30:.0f} GiB; "
+          f"{args.threads} threads (relax via {env['relax_threads_via']}); median of {args.repeat} runs per test; "
+          f"load average {env['load_start']}")
+    print(f"relax {env['relax_commit']} ({run})")
+    if bench_info:
+        print(f"llama.cpp {bench_info['commit']} from llama-cpp-python {bench_info['llama_cpp_python']} "
+              f"({bench_info['version']}); {bench_info['compiler']}; flags {' '.join(bench_info['cmake_flags'])}; "
+              f"llama-bench {' '.join(mmap_flag)}")
+
+    bw = membw(args.threads, 256 if args.quick else 1024)
+    env["membw"] = bw
+    print(f"read bandwidth ({args.threads} threads, {bw['mib']} MiB, utils/bench/membw.c): best {bw['best_gbs']:.1f} "
+          f"GB/s, median {bw['median_gbs']:.1f} GB/s", flush=True)
+
+    results = {}
+    for t in types:
+        model = model_file(gguf_tool, cache, preset, t, args.seed)
+        s = gguf_summary(model)
+        wbytes = weight_bytes_per_token(s)
+        res = {"file": model, "file_bytes": s["file_bytes"], "weight_bytes_per_token": wbytes,
+               "roofline_tg": bw["best_gbs"] * 1e9 / wbytes,
+               "roofline_depth": bw["best_gbs"] * 1e9 / (wbytes + kv_bytes(s, depth + N_GEN // 2, 4)),
+               "relax": {}, "llama_cpp": {}}
+        results[t] = res
+        # One short run first (not with --quick): the file in the page cache, and relax's
+        # startup on its own.
+        warm = None
+        if not args.quick:
+            warm = relax_once(run, model, helptext, args.threads, prompt_ids(1, s["n_vocab"], args.seed), 1, 2)
+            res["relax_warmup"] = warm
+        print(f"{t}: {s['file_bytes'] / 1e9:.3f} GB, {wbytes / 1e9:.3f} GB read per token" +
+              (f"; relax startup {warm['startup_s']:.1f} s (warm-up run)" if warm else ""), flush=True)
+        for test in tests:
+            res["relax"][test] = r = relax_test(run, model, helptext, s, args.threads, test, depth, args.repeat,
+                                                args.seed, args.budget)
+            line = f"  {test:<6} relax {r['tps']:9.2f} tokens/s ({len(r['runs'])} runs), RSS {r['rss'] / 1e9:.2f} GB"
+            if bench_exe:
+                res["llama_cpp"][test] = q = llama_test(bench_exe, model, args.threads, test, depth, args.repeat,
+                                                        mmap_flag)
+                # llama-bench's context: n_prompt + n_gen + n_depth.
+                ctx = {"tg": N_GEN, "pp16": 16, "pp512": 512, "depth": depth + N_GEN}[test]
+                q["kv_bytes"] = kv_bytes(s, ctx, 2 if q["row"].get("type_k") == "f16" else 4)
+                line += f"   llama.cpp {q['tps']:9.2f} tokens/s, RSS {q['rss'] / 1e9:.2f} GB   " \
+                        f"relax/llama.cpp {r['tps'] / q['tps']:.2f}x"
+            print(line, flush=True)
+        runs = [x for test in tests for x in res["relax"][test]["runs"]]
+        res["relax_startup_s"] = statistics.median(x["startup_s"] for x in runs or [warm])
+    env["load_end"] = loadavg()
+
+    if bench_exe and results:
+        row = next(iter(next(iter(results.values()))["llama_cpp"].values()), {}).get("row", {})
+        env["llama_cpp_settings"] = {k: row.get(k) for k in ("type_k", "type_v", "flash_attn", "n_batch", "n_ubatch",
+                                                             "use_mmap", "load_mode", "repack", "backends", "cpu_info")
+                                     if k in row}
+    print()
+    print(f"load average at the start {env['load_start']}, at the end {env['load_end']}")
+    if env.get("llama_cpp_settings"):
+        print(f"llama.cpp settings: {env['llama_cpp_settings']}")
+    print()
+    cols = ["type", "file GB"]
+    for test in tests:
+        name = {"tg": "tg", "pp16": "pp16", "pp512": "pp512", "depth": f"tg@{depth}"}[test]
+        cols += [f"{name} relax", f"{name} llama.cpp", f"{name} ratio"]
+    cols += ["roofline tg", "relax % of roofline", "llama.cpp % of roofline", "peak RSS GB relax / llama.cpp",
+             "RSS / (file + KV) relax / llama.cpp", "relax startup s"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "|".join(["---"] + ["---:"] * (len(cols) - 1)) + "|")
+    for t, res in results.items():
+        cells = [t.upper(), f"{res['file_bytes'] / 1e9:.3g}"]
+        for test in tests:
+            r, q = res["relax"][test], res["llama_cpp"].get(test)
+            few = f" ({len(r['runs'])} run{'s' if len(r['runs']) > 1 else ''})" if len(r["runs"]) < args.repeat else ""
+            cells += [fmt(r["tps"], 2) + few, fmt(q["tps"], 2) if q else "-", ratio(r["tps"], q["tps"] if q else None)]
+        tg_r, tg_q = res["relax"].get("tg"), res["llama_cpp"].get("tg")
+        cells.append(fmt(res["roofline_tg"], 2))
+        cells.append(f"{100 * tg_r['tps'] / res['roofline_tg']:.0f}%" if tg_r else "-")
+        cells.append(f"{100 * tg_q['tps'] / res['roofline_tg']:.0f}%" if tg_q else "-")
+        rr = max((res["relax"][x]["rss"] for x in tests), default=None)
+        qq = max((res["llama_cpp"][x]["rss"] for x in tests if x in res["llama_cpp"]), default=None)
+        cells.append(f"{rr / 1e9:.2f} / {qq / 1e9:.2f}" if qq else (f"{rr / 1e9:.2f} / -" if rr else "-"))
+        def worst(side):
+            ok = [x for x in tests if x in res[side]]
+            return max((res[side][x]["rss"] / (res["file_bytes"] + res[side][x]["kv_bytes"]) for x in ok), default=None)
+        wr, wq = worst("relax"), worst("llama_cpp")
+        cells.append(f"{wr:.2f} / {wq:.2f}" if wq else (f"{wr:.2f} / -" if wr else "-"))
+        cells.append(f"{res['relax_startup_s']:.1f}")
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print(f"tokens/s, median of {args.repeat} runs; ratio = relax / llama.cpp; roofline tg = read bandwidth "
+          f"{bw['best_gbs']:.1f} GB/s / bytes of weights per token; RSS: the largest over the tests")
+    for s in skipped:
+        print(f"skipped: {s}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": env, "results": results}, f, indent=1)
+        print(f"raw figures: {args.json}")
+
+
+if __name__ == "__main__":
+    main()
