@@ -2,40 +2,51 @@
 """LLM benchmark: relax against llama.cpp on the same random-weight GGUF files, side by side.
 
     python3 utils/bench/llm.py [--types f32,q8_0,q4_0,q4_k_m] [--threads T] [--repeat R]
-                               [--tests tg,pp16,pp512,depth] [--depth 2000] [--quick]
+                               [--tests tg,pp16,pp512,depth] [--depth 2000] [--n-gen 32]
+                               [--relax-n-gen N] [--timeout S] [--budget S] [--quick]
                                [--cache-dir DIR] [--skip-llama-cpp] [--json OUT] [--bin DIR]
 
 For each file type, on the TinyLlama-1.1B configuration (22 layers, hidden 2048, 32 heads,
 4 KV heads, FFN 5632, vocabulary 32000; `relax-gguf gen --preset tinyllama`; `--quick`
-takes the `tiny` preset instead, a smoke run of well under a minute), it measures with the
-same thread count on both sides (default: every CPU):
+takes the `tiny` preset with a 1024-position context instead, Q4_0 only, one run per
+test: a smoke run of the harness in about a minute), it measures with the same thread
+count on both sides (default: every CPU):
 
-* **tg**: decode tokens/s, 32 tokens after a 1-token prompt (llama-bench `-n 32`);
+* **tg**: decode tokens/s after a 1-token prompt: llama-bench `-n 32` (`--n-gen`); relax
+  decodes `--relax-n-gen` tokens (default the same), so that a slow build still gives a
+  figure in reasonable time;
 * **pp16**, **pp512**: prefill tokens/s of a 16- and a 512-token prompt (`-p 16`, `-p 512`);
-* **tg@depth**: decode tokens/s of 32 tokens after a prompt of `--depth` tokens (2000;
-  llama-bench `-n 32 -d 2000`);
+* **tg@depth**: decode tokens/s after a prompt of `--depth` tokens (2000; llama-bench
+  `-n 32 -d 2000`);
 * **peak RSS** of each process (`wait4`'s `ru_maxrss`), against the file size plus the
-  KV cache of that run;
+  KV cache of that run (relax's: float32, the context rounded up to 32 positions;
+  llama.cpp's: the type llama-bench reports, f16 by default);
 * relax's **startup** (import + pipeline + JIT + weight mapping: a process's wall time
-  less its prefill and decode time), the median over all of a type's relax runs;
+  less the prefill and decode times it reports), the median over a type's relax runs;
 * the **roofline**: the multi-threaded read bandwidth that `utils/bench/membw.c` measures
-  (compiled here with `cc -O3 -march=native -fopenmp`) divided by the bytes a decode step
-  must read: every tensor of the file except `token_embd` (one row of it), plus, at
-  depth, the KV cache rows (float32 in relax).
+  (compiled here once with `cc -O3 -march=native -fopenmp`) divided by the bytes a decode
+  step must read: every tensor of the file except `token_embd` (one row of it);
+* the targets (decode >= 0.8x llama.cpp, prefill >= 0.5x, tg >= 70% of the roofline,
+  peak RSS <= 1.15 x (file + KV cache)), met or missed per type.
+
+Each process runs at most `--timeout` seconds (default 900): one that runs longer is
+killed and its cell reads `timeout`, one that fails reads `failed` and its error is
+printed; the other tests still run (exit status 1 when something failed, 0 when runs
+only timed out). Ctrl-C prints the tables of what was measured so far.
 
 relax: `relax-run FILE --generate --prompt IDS --max-new-tokens N --context C` (one process
-per run, `--repeat` runs per test, the median of the figures its report line gives; the
-context C is the prompt plus the new tokens, as llama-bench sizes its context). The
-thread count goes to `--threads` when `relax-run --help` has it, else to
-`RAYON_NUM_THREADS`. llama.cpp: `llama-bench -m FILE -t T -r R -o json -lm mmap` (or
-`-mmp 1` on releases with that flag), one process per test (so that each has its own
-peak RSS), its default KV cache types (reported) and flash-attention setting; the
-median of its samples. llama-bench is built once from the llama.cpp that PyPI's
-`llama-cpp-python` sdist vendors (`pip download`, then cmake Release with
-`-DGGML_NATIVE=ON`, CPU only, only the `llama-bench` target) under
-`${RELAX_TOOLS_DIR:-~/.cache/relax-tools}/llama.cpp`; cmake comes from apt when missing.
-Model files are generated once into `--cache-dir` (default
-`${RELAX_TOOLS_DIR:-~/.cache/relax-tools}/llm-models`) and reused; F32 is 4.4 GB.
+per run; up to `--repeat` runs per test, none started after `--budget` seconds; the median
+of the figures its report lines give; the context C is the prompt plus the new tokens, as
+llama-bench sizes its context). The thread count goes to `--threads` when `relax-run
+--help` has it, else to `RAYON_NUM_THREADS`. llama.cpp: `llama-bench -m FILE -t T -r R -o
+json -lm mmap` (or `-mmp 1` on releases with that flag), one process per test (so that
+each has its own peak RSS), its default KV cache type (reported) and flash-attention
+setting; the median of its samples. Before a type's tests its file is read once, into the
+page cache. llama-bench is built once from the llama.cpp that PyPI's `llama-cpp-python`
+sdist vendors (`pip download`, then cmake Release with `-DGGML_NATIVE=ON`, CPU only, only
+the `llama-bench` target) under `${RELAX_TOOLS_DIR:-~/.cache/relax-tools}/llama.cpp`;
+cmake comes from apt when missing. Model files are generated once into `--cache-dir`
+(default `${RELAX_TOOLS_DIR:-~/.cache/relax-tools}/llm-models`) and reused; F32 is 4.4 GB.
 
 Needs only the Python standard library and a release build of the tools:
 `cargo build --release -p relax-run -p relax-gguf-tool`. Figures and their meaning:
@@ -89,11 +100,26 @@ def run_checked(cmd, what, env=None, cwd=None, timeout=None):
     return r
 
 
+class RunError(Exception):
+    """A measured run that gave no figures: `kind` is "timeout" or "failed"."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def short_cmd(cmd, limit=300):
+    text = " ".join(map(str, cmd))
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def measured(cmd, env=None, timeout=None):
     """Runs cmd as its own process: (stdout, stderr, wall seconds, peak RSS bytes).
 
     The output goes to files (no pipe can fill while we wait), and `os.wait4` gives this
-    child's own resource usage. Exits with the stderr tail when the command fails."""
+    child's own resource usage. A run past `timeout` seconds is killed and raises
+    RunError("timeout"); a failing one raises RunError("failed") with its stderr's tail.
+    A missing program is a setup error: the script exits."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
         try:
@@ -101,24 +127,38 @@ def measured(cmd, env=None, timeout=None):
         except FileNotFoundError:
             fail(f"`{cmd[0]}` not found")
         deadline = None if timeout is None else t0 + timeout
-        while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if deadline and time.perf_counter() > deadline:
-                p.kill()
-                os.wait4(p.pid, 0)
-                fail(f"timed out after {timeout} s: {' '.join(cmd)[:300]}")
-            time.sleep(0.01)
+        try:
+            while True:
+                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+                if pid:
+                    break
+                if deadline and time.perf_counter() > deadline:
+                    p.kill()
+                    os.wait4(p.pid, 0)
+                    raise RunError("timeout", f"timed out after {timeout:g} s (killed): {short_cmd(cmd)}")
+                time.sleep(0.02)
+        except KeyboardInterrupt:
+            p.kill()
+            os.wait4(p.pid, 0)
+            raise
         wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
+        code = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         o, e = out.read(), err.read()
-    if p.returncode != 0:
-        short = " ".join(cmd)
-        fail(f"command failed (exit {p.returncode}): {short[:400]}{'...' if len(short) > 400 else ''}\n{tail(e)}")
+    if code != 0:
+        how = f"signal {-code}" if code < 0 else f"exit {code}"
+        raise RunError("failed", f"{how}: {short_cmd(cmd)}\n{tail(e or o, 12)}")
     return o, e, wall, ru.ru_maxrss * 1024
+
+
+def read_through(path):
+    """Reads a file once (into the page cache, so that no side pays for the disk); seconds."""
+    t0 = time.perf_counter()
+    with open(path, "rb", buffering=0) as f:
+        while f.read(16 << 20):
+            pass
+    return time.perf_counter() - t0
 
 
 def loadavg():
@@ -371,6 +411,7 @@ def llama_bench():
 
 PREFILL_RE = re.compile(r"prefill: (\d+) prompt tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s\)")
 DECODE_RE = re.compile(r"decode: (\d+) tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s, median step ([0-9.]+) ms\)")
+TEST_NAMES = {"tg": "tg", "pp16": "pp16", "pp512": "pp512", "depth": "tg@{depth}"}
 
 
 def prompt_ids(n, n_vocab, seed):
@@ -382,7 +423,8 @@ def prompt_ids(n, n_vocab, seed):
     return out
 
 
-def relax_once(run, model, helptext, threads, prompt, new_tokens, context):
+def relax_once(run, model, helptext, threads, prompt, new_tokens, context, timeout):
+    """One relax-run process: its figures (prefill and decode lines), wall time, peak RSS."""
     cmd = [run, model, "--generate", "--prompt", ",".join(map(str, prompt)), "--max-new-tokens", str(new_tokens),
            "--context", str(context)]
     env = dict(os.environ)
@@ -390,10 +432,11 @@ def relax_once(run, model, helptext, threads, prompt, new_tokens, context):
         cmd += ["--threads", str(threads)]
     else:
         env["RAYON_NUM_THREADS"] = str(threads)
-    out, err, wall, rss = measured(cmd, env=env, timeout=6 * 3600)
+    out, err, wall, rss = measured(cmd, env=env, timeout=timeout)
     p, d = PREFILL_RE.search(err), DECODE_RE.search(err)
-    if not p:
-        fail(f"no prefill line in relax-run's output ({' '.join(cmd[:2])} ...):\n{tail(err)}")
+    if not p or (new_tokens > 1 and not d):
+        raise RunError("failed", f"no prefill or decode line in relax-run's output ({short_cmd(cmd, 120)}):\n"
+                                 f"{tail(err, 12)}")
     r = {"prompt": len(prompt), "new_tokens": new_tokens, "context": context, "wall_s": wall, "rss": rss,
          "prefill_ms": float(p.group(2)), "prefill_tps": float(p.group(3)), "decode_ms": 0.0}
     if d:
@@ -403,60 +446,185 @@ def relax_once(run, model, helptext, threads, prompt, new_tokens, context):
     return r
 
 
-def test_shape(test, depth):
-    """(prompt tokens, new tokens) of a test: tg decodes N_GEN tokens after a 1-token prompt
-    (relax-run's first new token comes from the prefill, so N_GEN + 1 new tokens)."""
-    return {"tg": (1, N_GEN + 1), "pp16": (16, 1), "pp512": (512, 1), "depth": (depth, N_GEN + 1)}[test]
+def relax_shape(test, depth, n_gen):
+    """(prompt tokens, new tokens) of a test on relax's side. relax-run's first new token
+    comes from the prefill, so tg and tg@depth ask for n_gen + 1 new tokens: n_gen decode
+    steps, whose tokens/s is the figure."""
+    return {"tg": (1, n_gen + 1), "pp16": (16, 1), "pp512": (512, 1), "depth": (depth, n_gen + 1)}[test]
 
 
-def relax_test(run, model, helptext, s, threads, test, depth, repeat, seed, budget):
-    """`repeat` runs of a test, fewer (at least one) once they have taken `budget` seconds."""
-    prompt_len, new = test_shape(test, depth)
-    prompt = prompt_ids(prompt_len, s["n_vocab"], seed)
-    runs, t0 = [], time.perf_counter()
-    while len(runs) < repeat and (not runs or time.perf_counter() - t0 < budget):
-        runs.append(relax_once(run, model, helptext, threads, prompt, new, prompt_len + new))
-    key = "prefill_tps" if test.startswith("pp") else "decode_tps"
-    return {"tps": statistics.median(r[key] for r in runs), "rss": max(r["rss"] for r in runs),
-            "kv_bytes": kv_bytes(s, prompt_len + new, 4), "runs": runs}
+def padded(n, multiple):
+    return (n + multiple - 1) // multiple * multiple
 
 
-def llama_test(exe, model, threads, test, depth, repeat, mmap_flag):
-    args = {"tg": ["-p", "0", "-n", str(N_GEN)], "pp16": ["-p", "16", "-n", "0"], "pp512": ["-p", "512", "-n", "0"],
-            "depth": ["-p", "0", "-n", str(N_GEN), "-d", str(depth)]}[test]
-    cmd = [exe, "-m", model, "-t", str(threads), "-r", str(repeat), "-o", "json"] + mmap_flag + args
-    out, err, wall, rss = measured(cmd, timeout=6 * 3600)
+def relax_test(run, model, helptext, s, args, test, depth):
+    """Up to `--repeat` runs of a test; no new run once `--budget` seconds have passed,
+    and none after a run that timed out or failed."""
+    prompt_len, new = relax_shape(test, depth, args.relax_n_gen)
+    prompt = prompt_ids(prompt_len, s["n_vocab"], args.seed)
+    context = prompt_len + new
+    # relax's KV cache: float32 keys and values of the context rounded up to 32 positions.
+    res = {"status": "ok", "tps": None, "rss": None, "kv_bytes": kv_bytes(s, padded(context, 32), 4), "runs": []}
+    t0 = time.perf_counter()
+    while len(res["runs"]) < args.repeat and (not res["runs"] or time.perf_counter() - t0 < args.budget):
+        try:
+            res["runs"].append(relax_once(run, model, helptext, args.threads, prompt, new, context, args.timeout))
+        except RunError as e:
+            if not res["runs"]:
+                res.update(status=e.kind, error=str(e))
+            else:
+                res["note"] = f"run {len(res['runs']) + 1}: {e}"
+            break
+    if res["runs"]:
+        key = "prefill_tps" if test.startswith("pp") else "decode_tps"
+        res["tps"] = statistics.median(r[key] for r in res["runs"])
+        res["rss"] = max(r["rss"] for r in res["runs"])
+    return res
+
+
+def llama_test(exe, model, s, args, test, depth, mmap_flag):
+    """One llama-bench process for a test (`-r` repeats inside it): the median sample."""
+    n_gen = args.n_gen
+    shape = {"tg": (0, n_gen, 0), "pp16": (16, 0, 0), "pp512": (512, 0, 0), "depth": (0, n_gen, depth)}[test]
+    cmd = [exe, "-m", model, "-t", str(args.threads), "-r", str(args.repeat), "-o", "json",
+           "-p", str(shape[0]), "-n", str(shape[1])] + mmap_flag + (["-d", str(shape[2])] if shape[2] else [])
+    res = {"status": "ok", "tps": None, "rss": None, "cmd": cmd}
     try:
+        out, err, wall, rss = measured(cmd, timeout=args.timeout)
         rows = json.loads(out)
-    except json.JSONDecodeError:
-        fail(f"llama-bench printed no JSON ({' '.join(cmd)}):\n{tail(out + err)}")
-    row = rows[-1]
+        row = rows[-1]
+    except RunError as e:
+        res.update(status=e.kind, error=str(e))
+        return res
+    except (json.JSONDecodeError, IndexError, TypeError):
+        res.update(status="failed", error=f"llama-bench printed no JSON row ({short_cmd(cmd)}):\n{tail(out + err, 12)}")
+        return res
     samples = row.get("samples_ts") or [row["avg_ts"]]
-    return {"tps": statistics.median(samples), "avg_ts": row["avg_ts"], "stddev_ts": row.get("stddev_ts"),
-            "samples_ts": samples, "rss": rss, "wall_s": wall, "cmd": cmd, "row": row}
+    # llama-bench's context is n_prompt + n_gen + n_depth; its KV cache type is reported.
+    elem = {"f32": 4, "f16": 2, "bf16": 2, "q8_0": 34 / 32}.get(row.get("type_k", "f16"), 2)
+    res.update(tps=statistics.median(samples), avg_ts=row["avg_ts"], stddev_ts=row.get("stddev_ts"),
+               samples_ts=samples, rss=rss, wall_s=wall, row=row, kv_bytes=kv_bytes(s, sum(shape), elem))
+    return res
 
 
-def fmt(x, digits=1):
+def fmt_tps(x):
     if x is None:
         return "-"
-    return f"{x:.{digits}f}" if x >= 1 or x == 0 else f"{x:.{max(digits, 3)}f}"
+    return f"{x:.0f}" if x >= 100 else f"{x:.2f}" if x >= 0.1 else f"{x:.3f}"
+
+
+def cell(r, timeout):
+    """A table cell of a test's result: tokens/s, or why there is none."""
+    if r is None:
+        return "-"
+    if r["status"] == "timeout":
+        return f"timeout ({timeout:g} s)"
+    if r["status"] == "failed":
+        return "failed"
+    return fmt_tps(r["tps"])
 
 
 def ratio(a, b):
-    return f"{a / b:.2f}x" if a is not None and b else "-"
+    return a["tps"] / b["tps"] if a and b and a["tps"] is not None and b["tps"] else None
+
+
+def table(cols, rows):
+    out = ["| " + " | ".join(cols) + " |", "|" + "|".join(["---"] + ["---:"] * (len(cols) - 1)) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+# The targets of issue 16 (docs/llm.md, "Figures").
+TARGETS = [("decode", "tg, tg@depth >= 0.8x llama.cpp"), ("prefill", "pp16, pp512 >= 0.5x llama.cpp"),
+           ("roofline", "tg >= 70% of the roofline"), ("rss", "peak RSS <= 1.15 x (file + KV cache)")]
+
+
+def target_cells(res, tests):
+    """Per target: 'met (x)', 'missed (x)' or '-' (nothing measured)."""
+    def verdict(value, ok, text):
+        return "-" if value is None else f"{'met' if ok(value) else 'missed'} ({text(value)})"
+
+    rel, ll = res["relax"], res["llama_cpp"]
+    worst = lambda xs: min(xs) if xs else None  # noqa: E731
+    dec = worst([x for x in (ratio(rel.get(t), ll.get(t)) for t in ("tg", "depth") if t in tests) if x is not None])
+    pre = worst([x for x in (ratio(rel.get(t), ll.get(t)) for t in ("pp16", "pp512") if t in tests) if x is not None])
+    tg = rel.get("tg")
+    roof = tg["tps"] / res["roofline_tg"] if tg and tg["tps"] is not None else None
+    rss = max((r["rss"] / (res["file_bytes"] + r["kv_bytes"]) for r in rel.values() if r["rss"]), default=None)
+    return [verdict(dec, lambda v: v >= 0.8, lambda v: f"{v:.2g}x"),
+            verdict(pre, lambda v: v >= 0.5, lambda v: f"{v:.2g}x"),
+            verdict(roof, lambda v: v >= 0.7, lambda v: f"{100 * v:.2g}%"),
+            verdict(rss, lambda v: v <= 1.15, lambda v: f"{v:.2f}x")]
+
+
+def report(env, results, tests, args):
+    """The tables: throughput side by side, then roofline and memory, then the targets."""
+    depth = env["depth"]
+    names = {t: TEST_NAMES[t].format(depth=depth) for t in tests}
+    have_ll = any(res["llama_cpp"] for res in results.values())
+    cols, rows = ["type"], []
+    for t in tests:
+        cols += [f"{names[t]} relax"] + ([f"{names[t]} llama.cpp", f"{names[t]} ratio"] if have_ll else [])
+    for ty, res in results.items():
+        row = [ty.upper()]
+        for t in tests:
+            r, q = res["relax"].get(t), res["llama_cpp"].get(t)
+            row.append(cell(r, args.timeout))
+            if have_ll:
+                x = ratio(r, q)
+                row += [cell(q, args.timeout), f"{x:.2g}x" if x is not None else "-"]
+        rows.append(row)
+    print(table(cols, rows))
+    print()
+
+    cols = ["type", "file GB", "read per token GB", "roofline tg tok/s", "relax tg % of roofline",
+            "llama.cpp tg % of roofline", "peak RSS relax GB (x file+KV)", "peak RSS llama.cpp GB (x file+KV)",
+            "relax startup s"]
+    rows = []
+    for ty, res in results.items():
+        def pct(r):
+            return f"{100 * r['tps'] / res['roofline_tg']:.2g}%" if r and r["tps"] is not None else "-"
+
+        def rss(side):
+            ok = [r for r in res[side].values() if r.get("rss")]
+            if not ok:
+                return "-"
+            worst = max(ok, key=lambda r: r["rss"] / (res["file_bytes"] + r["kv_bytes"]))
+            return f"{max(r['rss'] for r in ok) / 1e9:.2f} ({worst['rss'] / (res['file_bytes'] + worst['kv_bytes']):.2f}x)"
+
+        startup = res.get("relax_startup_s")
+        rows.append([ty.upper(), f"{res['file_bytes'] / 1e9:.3g}", f"{res['weight_bytes_per_token'] / 1e9:.3g}",
+                     fmt_tps(res["roofline_tg"]), pct(res["relax"].get("tg")), pct(res["llama_cpp"].get("tg")),
+                     rss("relax"), rss("llama_cpp"), f"{startup:.1f}" if startup is not None else "-"])
+    print(table(cols, rows))
+    print()
+    if have_ll:
+        print(table(["type"] + [f"{k}: {v}" for k, v in TARGETS],
+                    [[ty.upper()] + target_cells(res, tests) for ty, res in results.items()]))
+        print()
+    print(f"tokens/s; relax: median of up to {args.repeat} runs of {args.relax_n_gen} decode steps (tg), "
+          f"llama.cpp: median of {args.repeat} llama-bench samples of {args.n_gen} tokens; ratio = relax / llama.cpp; "
+          f"roofline tg = read bandwidth {env['membw']['best_gbs']:.1f} GB/s / bytes read per token; "
+          f"peak RSS: the largest of the tests, (x file+KV): the worst test's RSS / (file size + its KV cache); "
+          f"relax startup: a relax-run process's wall time less its prefill and decode (import, pipeline, JIT, "
+          f"mapping), median of its runs")
 
 
 def main():
-    global N_GEN
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--types", help=f"file types (default {','.join(TYPES)}; with --quick q4_0)")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads for both sides (default: all CPUs)")
     ap.add_argument("--repeat", type=int, help="runs per test and side (default 3, with --quick 1; the median)")
     ap.add_argument("--tests", default=",".join(TESTS), help=f"tests (default {','.join(TESTS)})")
     ap.add_argument("--depth", type=int, default=None, help="prompt length of the depth test (default 2000)")
-    ap.add_argument("--n-gen", type=int, default=N_GEN, help=f"decode tokens of tg and tg@depth (default {N_GEN})")
+    ap.add_argument("--n-gen", type=int, default=N_GEN, help=f"llama.cpp's decode tokens of tg, tg@depth (default {N_GEN})")
+    ap.add_argument("--relax-n-gen", type=int, default=None,
+                    help="relax's decode steps of tg, tg@depth (default: --n-gen); fewer keep slow runs short")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds one process may run before it is killed and reported as a timeout (default 900, "
+                         "with --quick 120)")
     ap.add_argument("--budget", type=float, default=300,
-                    help="seconds after which relax stops repeating a test (default 300; at least one run)")
+                    help="seconds after which relax starts no new repeat of a test (default 300; at least one run)")
     ap.add_argument("--quick", action="store_true", help="the tiny preset: a smoke run of the harness")
     ap.add_argument("--cache-dir", default=None, help="where the model files are generated and kept")
     ap.add_argument("--seed", type=int, default=0, help="the models' random seed (default 0)")
@@ -470,6 +638,10 @@ def main():
         args.types = "q4_0" if args.quick else ",".join(TYPES)
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
+    if args.relax_n_gen is None:
+        args.relax_n_gen = args.n_gen
+    if args.timeout is None:
+        args.timeout = 120 if args.quick else 900
     types = [t.strip().lower() for t in args.types.split(",") if t.strip()]
     for t in types:
         if t not in TYPES:
@@ -478,11 +650,14 @@ def main():
     for t in tests:
         if t not in TESTS:
             fail(f"unknown test `{t}` (tests: {', '.join(TESTS)})")
-    if args.threads < 1 or args.repeat < 1 or args.n_gen < 1:
-        fail("--threads, --repeat and --n-gen must be positive")
-    N_GEN = args.n_gen
+    if not types or not tests:
+        fail("no type or no test to run")
+    if min(args.threads, args.repeat, args.n_gen, args.relax_n_gen) < 1 or args.timeout <= 0:
+        fail("--threads, --repeat, --n-gen, --relax-n-gen and --timeout must be positive")
     preset = "tiny" if args.quick else "tinyllama"
     depth = args.depth if args.depth is not None else (200 if args.quick else 2000)
+    if depth < 1:
+        fail("--depth must be positive")
     cache = args.cache_dir or os.path.join(TOOLS_DIR, "llm-models")
 
     run, gguf_tool, helptext = relax_tools(args.bin)
@@ -492,21 +667,23 @@ def main():
         skipped.append("llama.cpp (--skip-llama-cpp)")
     else:
         bench_exe, bench_info = llama_bench()
-        h = subprocess.run([bench_exe, "--help"], capture_output=True, text=True).stdout
+        h = subprocess.run([bench_exe, "--help"], capture_output=True, text=True)
+        h = h.stdout + h.stderr
         mmap_flag = ["-mmp", "1"] if "--mmap" in h else (["-lm", "mmap"] if "--load-mode" in h else [])
         if "--n-depth" not in h and "depth" in tests:
             fail("this llama-bench has no -d/--n-depth for the depth test; drop `depth` from --tests")
         v = subprocess.run([bench_exe, "--version"], capture_output=True, text=True)
         bench_info["version"] = tail(v.stdout + v.stderr, 2).replace("\n", "; ")
 
-    env = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "cpu": cpu_model(),
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "cpu": cpu_model(),
            "cpus": os.cpu_count(), "mem_bytes": mem_total(), "threads": args.threads, "repeat": args.repeat,
            "relax_commit": git_describe(), "relax_threads_via": "--threads" if "--threads" in helptext
-           else "RAYON_NUM_THREADS", "preset": preset, "depth": depth, "n_gen": N_GEN, "load_start": loadavg(),
+           else "RAYON_NUM_THREADS", "preset": preset, "depth": depth, "n_gen": args.n_gen,
+           "relax_n_gen": args.relax_n_gen, "timeout_s": args.timeout, "load_start": loadavg(),
            "llama_cpp": bench_info, "skipped": skipped}
     print(f"{env['date']}  {env['cpu']}, {env['cpus']} CPUs, {(env['mem_bytes'] or 0) / 2**30:.0f} GiB; "
-          f"{args.threads} threads (relax via {env['relax_threads_via']}); median of {args.repeat} runs per test; "
-          f"load average {env['load_start']}")
+          f"{args.threads} threads (relax via {env['relax_threads_via']}); up to {args.repeat} runs per test; "
+          f"timeout {args.timeout:g} s per process; load average {env['load_start']}")
     print(f"relax {env['relax_commit']} ({run})")
     if bench_info:
         print(f"llama.cpp {bench_info['commit']} from llama-cpp-python {bench_info['llama_cpp_python']} "
@@ -519,87 +696,68 @@ def main():
           f"GB/s, median {bw['median_gbs']:.1f} GB/s", flush=True)
 
     results = {}
-    for t in types:
-        model = model_file(gguf_tool, cache, preset, t, args.seed)
-        s = gguf_summary(model)
-        wbytes = weight_bytes_per_token(s)
-        res = {"file": model, "file_bytes": s["file_bytes"], "weight_bytes_per_token": wbytes,
-               "roofline_tg": bw["best_gbs"] * 1e9 / wbytes,
-               "roofline_depth": bw["best_gbs"] * 1e9 / (wbytes + kv_bytes(s, depth + N_GEN // 2, 4)),
-               "relax": {}, "llama_cpp": {}}
-        results[t] = res
-        # One short run first (not with --quick): the file in the page cache, and relax's
-        # startup on its own.
-        warm = None
-        if not args.quick:
-            warm = relax_once(run, model, helptext, args.threads, prompt_ids(1, s["n_vocab"], args.seed), 1, 2)
-            res["relax_warmup"] = warm
-        print(f"{t}: {s['file_bytes'] / 1e9:.3f} GB, {wbytes / 1e9:.3f} GB read per token" +
-              (f"; relax startup {warm['startup_s']:.1f} s (warm-up run)" if warm else ""), flush=True)
-        for test in tests:
-            res["relax"][test] = r = relax_test(run, model, helptext, s, args.threads, test, depth, args.repeat,
-                                                args.seed, args.budget)
-            line = f"  {test:<6} relax {r['tps']:9.2f} tokens/s ({len(r['runs'])} runs), RSS {r['rss'] / 1e9:.2f} GB"
-            if bench_exe:
-                res["llama_cpp"][test] = q = llama_test(bench_exe, model, args.threads, test, depth, args.repeat,
-                                                        mmap_flag)
-                # llama-bench's context: n_prompt + n_gen + n_depth.
-                ctx = {"tg": N_GEN, "pp16": 16, "pp512": 512, "depth": depth + N_GEN}[test]
-                q["kv_bytes"] = kv_bytes(s, ctx, 2 if q["row"].get("type_k") == "f16" else 4)
-                line += f"   llama.cpp {q['tps']:9.2f} tokens/s, RSS {q['rss'] / 1e9:.2f} GB   " \
-                        f"relax/llama.cpp {r['tps'] / q['tps']:.2f}x"
-            print(line, flush=True)
-        runs = [x for test in tests for x in res["relax"][test]["runs"]]
-        res["relax_startup_s"] = statistics.median(x["startup_s"] for x in runs or [warm])
+    try:
+        for t in types:
+            model = model_file(gguf_tool, cache, preset, t, args.seed)
+            s = gguf_summary(model)
+            wbytes = weight_bytes_per_token(s)
+            res = {"file": model, "file_bytes": s["file_bytes"], "weight_bytes_per_token": wbytes,
+                   "roofline_tg": bw["best_gbs"] * 1e9 / wbytes, "relax": {}, "llama_cpp": {}}
+            results[t] = res
+            secs = read_through(model)
+            print(f"{t}: {model}: {s['file_bytes'] / 1e9:.3f} GB (read into the page cache in {secs:.1f} s), "
+                  f"{wbytes / 1e9:.3f} GB of weights read per token", flush=True)
+            for test in tests:
+                name = TEST_NAMES[test].format(depth=depth)
+                r = res["relax"][test] = relax_test(run, model, helptext, s, args, test, depth)
+                line = f"  {name:<8} relax {cell(r, args.timeout):>10} tokens/s"
+                if r["runs"]:
+                    line += f" ({len(r['runs'])} run{'s' if len(r['runs']) > 1 else ''}, RSS {r['rss'] / 1e9:.2f} GB)"
+                if bench_exe:
+                    q = res["llama_cpp"][test] = llama_test(bench_exe, model, s, args, test, depth, mmap_flag)
+                    line += f"   llama.cpp {cell(q, args.timeout):>10} tokens/s"
+                    if q["rss"]:
+                        line += f" (RSS {q['rss'] / 1e9:.2f} GB)"
+                    x = ratio(r, q)
+                    if x is not None:
+                        line += f"   relax/llama.cpp {x:.2g}x"
+                print(line, flush=True)
+                for side, x in (("relax", r), ("llama.cpp", res["llama_cpp"].get(test))):
+                    if x and x.get("error"):
+                        print(f"    {side}: {x['error']}".replace("\n", "\n    "), flush=True)
+                    if x and x.get("note"):
+                        print(f"    {side}: fewer runs: {x['note']}".replace("\n", "\n    "), flush=True)
+            runs = [x for test in tests for x in res["relax"][test]["runs"]]
+            res["relax_startup_s"] = statistics.median(x["startup_s"] for x in runs) if runs else None
+    except KeyboardInterrupt:
+        print("\ninterrupted: the tables below hold what was measured", flush=True)
     env["load_end"] = loadavg()
 
-    if bench_exe and results:
-        row = next(iter(next(iter(results.values()))["llama_cpp"].values()), {}).get("row", {})
-        env["llama_cpp_settings"] = {k: row.get(k) for k in ("type_k", "type_v", "flash_attn", "n_batch", "n_ubatch",
-                                                             "use_mmap", "load_mode", "repack", "backends", "cpu_info")
-                                     if k in row}
+    rows = [q["row"] for res in results.values() for q in res["llama_cpp"].values() if q.get("row")]
+    if rows:
+        env["llama_cpp_settings"] = {k: rows[0].get(k) for k in ("type_k", "type_v", "flash_attn", "n_batch",
+                                                                 "n_ubatch", "use_mmap", "load_mode", "repack",
+                                                                 "backends", "cpu_info") if k in rows[0]}
     print()
     print(f"load average at the start {env['load_start']}, at the end {env['load_end']}")
     if env.get("llama_cpp_settings"):
         print(f"llama.cpp settings: {env['llama_cpp_settings']}")
     print()
-    cols = ["type", "file GB"]
-    for test in tests:
-        name = {"tg": "tg", "pp16": "pp16", "pp512": "pp512", "depth": f"tg@{depth}"}[test]
-        cols += [f"{name} relax", f"{name} llama.cpp", f"{name} ratio"]
-    cols += ["roofline tg", "relax % of roofline", "llama.cpp % of roofline", "peak RSS GB relax / llama.cpp",
-             "RSS / (file + KV) relax / llama.cpp", "relax startup s"]
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "|".join(["---"] + ["---:"] * (len(cols) - 1)) + "|")
-    for t, res in results.items():
-        cells = [t.upper(), f"{res['file_bytes'] / 1e9:.3g}"]
-        for test in tests:
-            r, q = res["relax"][test], res["llama_cpp"].get(test)
-            few = f" ({len(r['runs'])} run{'s' if len(r['runs']) > 1 else ''})" if len(r["runs"]) < args.repeat else ""
-            cells += [fmt(r["tps"], 2) + few, fmt(q["tps"], 2) if q else "-", ratio(r["tps"], q["tps"] if q else None)]
-        tg_r, tg_q = res["relax"].get("tg"), res["llama_cpp"].get("tg")
-        cells.append(fmt(res["roofline_tg"], 2))
-        cells.append(f"{100 * tg_r['tps'] / res['roofline_tg']:.0f}%" if tg_r else "-")
-        cells.append(f"{100 * tg_q['tps'] / res['roofline_tg']:.0f}%" if tg_q else "-")
-        rr = max((res["relax"][x]["rss"] for x in tests), default=None)
-        qq = max((res["llama_cpp"][x]["rss"] for x in tests if x in res["llama_cpp"]), default=None)
-        cells.append(f"{rr / 1e9:.2f} / {qq / 1e9:.2f}" if qq else (f"{rr / 1e9:.2f} / -" if rr else "-"))
-        def worst(side):
-            ok = [x for x in tests if x in res[side]]
-            return max((res[side][x]["rss"] / (res["file_bytes"] + res[side][x]["kv_bytes"]) for x in ok), default=None)
-        wr, wq = worst("relax"), worst("llama_cpp")
-        cells.append(f"{wr:.2f} / {wq:.2f}" if wq else (f"{wr:.2f} / -" if wr else "-"))
-        cells.append(f"{res['relax_startup_s']:.1f}")
-        print("| " + " | ".join(cells) + " |")
-    print()
-    print(f"tokens/s, median of {args.repeat} runs; ratio = relax / llama.cpp; roofline tg = read bandwidth "
-          f"{bw['best_gbs']:.1f} GB/s / bytes of weights per token; RSS: the largest over the tests")
+    if results:
+        report(env, results, tests, args)
     for s in skipped:
         print(f"skipped: {s}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"environment": env, "results": results}, f, indent=1)
         print(f"raw figures: {args.json}")
+    failed = [f"{t} {test} {side}" for t, res in results.items() for side in ("relax", "llama_cpp")
+              for test, r in res[side].items() if r["status"] != "ok"]
+    if failed:
+        print(f"no figure (timeout or failure): {', '.join(failed)}")
+    if any(r["status"] == "failed" for res in results.values() for side in ("relax", "llama_cpp")
+           for r in res[side].values()):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
