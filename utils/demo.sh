@@ -110,13 +110,16 @@ text="Once upon a time"
 echo "relax-run $gguf --generate --prompt-text \"$text\" --max-new-tokens $n_llm --context 64 --ignore-eos"
 "$bin/relax-run" "$gguf" --generate --prompt-text "$text" --max-new-tokens "$n_llm" --context 64 --ignore-eos \
   > "$out/llm-text.txt" 2> "$out/llm-log.txt" || { cat "$out/llm-log.txt" >&2; exit 1; }
-echo "text (random weights, so not a story): $(tr '\n' ' ' < "$out/llm-text.txt")"
-# relax-run's report lines: "prefill: N prompt tokens in T ms (R tokens/s)", "decode: N tokens in T ms (R tokens/s, ...)".
-prompt_n=$(sed -n 's/.*prefill: \([0-9]*\) prompt tokens.*/\1/p' "$out/llm-log.txt")
-relax_pp=$(sed -n 's/.*prefill: .*(\([0-9.]*\) tokens\/s).*/\1/p' "$out/llm-log.txt")
-relax_tg=$(sed -n 's/.*decode: .*(\([0-9.]*\) tokens\/s.*/\1/p' "$out/llm-log.txt")
+echo "generated text (random weights, so not words): $(tr '\n' ' ' < "$out/llm-text.txt")"
+# relax-run's report lines, "prefill: N prompt tokens in T ms (...)" and "decode: N tokens in
+# T ms (...)": tokens/s from N and T (the lines round the rate to one decimal).
+rate() { awk -v n="$1" -v ms="$2" 'BEGIN { if (n == "" || ms == "") print "-"; else printf "%.3g", n * 1000 / ms }'; }
+prompt_n=$(sed -n 's/.*prefill: \([0-9]*\) prompt tokens in \([0-9.]*\) ms.*/\1/p' "$out/llm-log.txt")
+prefill_ms=$(sed -n 's/.*prefill: [0-9]* prompt tokens in \([0-9.]*\) ms.*/\1/p' "$out/llm-log.txt")
+decode_n=$(sed -n 's/.*decode: \([0-9]*\) tokens in [0-9.]* ms.*/\1/p' "$out/llm-log.txt")
+decode_ms=$(sed -n 's/.*decode: [0-9]* tokens in \([0-9.]*\) ms.*/\1/p' "$out/llm-log.txt")
 printf "relax:     prefill %8s tokens/s (%s prompt tokens), decode %8s tokens/s (%s steps), %s threads\n" \
-  "${relax_pp:-?}" "${prompt_n:-?}" "${relax_tg:--}" "$((n_llm - 1))" "$threads"
+  "$(rate "$prompt_n" "$prefill_ms")" "${prompt_n:-?}" "$(rate "$decode_n" "$decode_ms")" "${decode_n:-0}" "$threads"
 bench=$(ls "$tools"/llama.cpp/build-*/bin/llama-bench 2>/dev/null | tail -1 || true)
 [[ -n "$bench" ]] || bench=$(command -v llama-bench || true)
 if [[ -z "$bench" ]]; then

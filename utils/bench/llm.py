@@ -437,11 +437,13 @@ def relax_once(run, model, helptext, threads, prompt, new_tokens, context, timeo
     if not p or (new_tokens > 1 and not d):
         raise RunError("failed", f"no prefill or decode line in relax-run's output ({short_cmd(cmd, 120)}):\n"
                                  f"{tail(err, 12)}")
+    # tokens/s from the counts and milliseconds: relax-run prints the rate with one decimal.
     r = {"prompt": len(prompt), "new_tokens": new_tokens, "context": context, "wall_s": wall, "rss": rss,
-         "prefill_ms": float(p.group(2)), "prefill_tps": float(p.group(3)), "decode_ms": 0.0}
+         "prefill_ms": float(p.group(2)), "prefill_tps": int(p.group(1)) / (float(p.group(2)) / 1e3),
+         "decode_ms": 0.0}
     if d:
-        r.update(decode_tokens=int(d.group(1)), decode_ms=float(d.group(2)), decode_tps=float(d.group(3)),
-                 median_step_ms=float(d.group(4)))
+        r.update(decode_tokens=int(d.group(1)), decode_ms=float(d.group(2)),
+                 decode_tps=int(d.group(1)) / (float(d.group(2)) / 1e3), median_step_ms=float(d.group(4)))
     r["startup_s"] = wall - (r["prefill_ms"] + r["decode_ms"]) / 1e3
     return r
 
