@@ -22,7 +22,9 @@ count on both sides (default: every CPU):
   KV cache of that run (relax's: float32, the context rounded up to 32 positions;
   llama.cpp's: the type llama-bench reports, f16 by default);
 * relax's **startup** (import + pipeline + JIT + weight mapping: a process's wall time
-  less the prefill and decode times it reports), the median over a type's relax runs;
+  less the prefill and decode times it reports): cold, from one run with `--no-cache`
+  (when relax-run has its compile cache), and cached, the median over a type's test
+  runs; with the seconds relax-run reports for compiling or loading the kernels;
 * the **roofline**: the multi-threaded read bandwidth that `utils/bench/membw.c` measures
   (compiled here once with `cc -O3 -march=native -fopenmp`) divided by the bytes a decode
   step must read: every tensor of the file except `token_embd` (one row of it);
@@ -410,6 +412,7 @@ def llama_bench():
 # Measurements.
 
 PREFILL_RE = re.compile(r"prefill: (\d+) prompt tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s\)")
+JIT_RE = re.compile(r"jit: (\d+) kernels ready in ([0-9.]+) s \((\d+) from the compile cache\)")
 DECODE_RE = re.compile(r"decode: (\d+) tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s, median step ([0-9.]+) ms\)")
 TEST_NAMES = {"tg": "tg", "pp16": "pp16", "pp512": "pp512", "depth": "tg@{depth}"}
 
@@ -423,10 +426,10 @@ def prompt_ids(n, n_vocab, seed):
     return out
 
 
-def relax_once(run, model, helptext, threads, prompt, new_tokens, context, timeout):
-    """One relax-run process: its figures (prefill and decode lines), wall time, peak RSS."""
+def relax_once(run, model, helptext, threads, prompt, new_tokens, context, timeout, extra=()):
+    """One relax-run process: its figures (prefill, decode and JIT lines), wall time, peak RSS."""
     cmd = [run, model, "--generate", "--prompt", ",".join(map(str, prompt)), "--max-new-tokens", str(new_tokens),
-           "--context", str(context)]
+           "--context", str(context)] + list(extra)
     env = dict(os.environ)
     if "--threads" in helptext:
         cmd += ["--threads", str(threads)]
@@ -444,6 +447,9 @@ def relax_once(run, model, helptext, threads, prompt, new_tokens, context, timeo
     if d:
         r.update(decode_tokens=int(d.group(1)), decode_ms=float(d.group(2)),
                  decode_tps=int(d.group(1)) / (float(d.group(2)) / 1e3), median_step_ms=float(d.group(4)))
+    j = JIT_RE.search(err)
+    if j:
+        r.update(kernels=int(j.group(1)), jit_s=float(j.group(2)), kernels_cached=int(j.group(3)))
     r["startup_s"] = wall - (r["prefill_ms"] + r["decode_ms"]) / 1e3
     return r
 
@@ -581,7 +587,7 @@ def report(env, results, tests, args):
 
     cols = ["type", "file GB", "read per token GB", "roofline tg tok/s", "relax tg % of roofline",
             "llama.cpp tg % of roofline", "peak RSS relax GB (x file+KV)", "peak RSS llama.cpp GB (x file+KV)",
-            "relax startup s"]
+            "relax startup s: cold / cached (JIT s)"]
     rows = []
     for ty, res in results.items():
         def pct(r):
@@ -595,9 +601,16 @@ def report(env, results, tests, args):
             return f"{max(r['rss'] for r in ok) / 1e9:.2f} ({worst['rss'] / (res['file_bytes'] + worst['kv_bytes']):.2f}x)"
 
         startup = res.get("relax_startup_s")
+        cold = res.get("relax_cold") or {}
+        jit = [r["jit_s"] for t in res["relax"].values() for r in t["runs"] if "jit_s" in r]
+        start = " / ".join([f"{cold['startup_s']:.1f} ({cold['jit_s']:.1f})" if "jit_s" in cold else
+                            f"{cold['startup_s']:.1f}" if "startup_s" in cold else "-",
+                            f"{startup:.1f}" if startup is not None else "-"])
+        if jit:
+            start += f" ({statistics.median(jit):.2f})"
         rows.append([ty.upper(), f"{res['file_bytes'] / 1e9:.3g}", f"{res['weight_bytes_per_token'] / 1e9:.3g}",
                      fmt_tps(res["roofline_tg"]), pct(res["relax"].get("tg")), pct(res["llama_cpp"].get("tg")),
-                     rss("relax"), rss("llama_cpp"), f"{startup:.1f}" if startup is not None else "-"])
+                     rss("relax"), rss("llama_cpp"), start])
     print(table(cols, rows))
     print()
     if have_ll:
@@ -609,7 +622,8 @@ def report(env, results, tests, args):
           f"roofline tg = read bandwidth {env['membw']['best_gbs']:.1f} GB/s / bytes read per token; "
           f"peak RSS: the largest of the tests, (x file+KV): the worst test's RSS / (file size + its KV cache); "
           f"relax startup: a relax-run process's wall time less its prefill and decode (import, pipeline, JIT, "
-          f"mapping), median of its runs")
+          f"mapping): cold = one run with --no-cache, cached = the median of the test runs (the JIT's compile "
+          f"cache warm), JIT = the seconds relax-run reports for compiling or loading the kernels")
 
 
 def main():
@@ -709,6 +723,18 @@ def main():
             secs = read_through(model)
             print(f"{t}: {model}: {s['file_bytes'] / 1e9:.3f} GB (read into the page cache in {secs:.1f} s), "
                   f"{wbytes / 1e9:.3f} GB of weights read per token", flush=True)
+            # relax's startup without its compile cache (when it has one): a 1-token prompt.
+            if "--no-cache" in helptext:
+                try:
+                    cold = relax_once(run, model, helptext, args.threads, prompt_ids(1, s["n_vocab"], args.seed), 1, 32,
+                                      args.timeout, ["--no-cache"])
+                    res["relax_cold"] = cold
+                    print(f"  relax startup without the compile cache: {cold['startup_s']:.1f} s"
+                          + (f" (JIT {cold['jit_s']:.1f} s, {cold['kernels']} kernels)" if "jit_s" in cold else ""),
+                          flush=True)
+                except RunError as e:
+                    res["relax_cold"] = {"status": e.kind, "error": str(e)}
+                    print(f"  relax startup run without the compile cache: {e}", flush=True)
             for test in tests:
                 name = TEST_NAMES[test].format(depth=depth)
                 r = res["relax"][test] = relax_test(run, model, helptext, s, args, test, depth)
