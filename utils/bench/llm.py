@@ -19,8 +19,9 @@ count on both sides (default: every CPU):
 * **tg@depth**: decode tokens/s after a prompt of `--depth` tokens (2000; llama-bench
   `-n 32 -d 2000`);
 * **peak RSS** of each process (`wait4`'s `ru_maxrss`), against the file size plus the
-  KV cache of that run (relax's: float32, the context rounded up to 32 positions;
-  llama.cpp's: the type llama-bench reports, f16 by default);
+  KV cache of that run (relax's: the context rounded up to 32 positions, float16 where
+  relax-run has `--cache-type` (its default), else float32; llama.cpp's: the type
+  llama-bench reports, f16 by default);
 * relax's **startup** (import + pipeline + JIT + weight mapping: a process's wall time
   less the prefill and decode times it reports): cold, from one run with `--no-cache`
   (when relax-run has its compile cache), and cached, the median over a type's test
@@ -471,8 +472,10 @@ def relax_test(run, model, helptext, s, args, test, depth):
     prompt_len, new = relax_shape(test, depth, args.relax_n_gen)
     prompt = prompt_ids(prompt_len, s["n_vocab"], args.seed)
     context = prompt_len + new
-    # relax's KV cache: float32 keys and values of the context rounded up to 32 positions.
-    res = {"status": "ok", "tps": None, "rss": None, "kv_bytes": kv_bytes(s, padded(context, 32), 4), "runs": []}
+    # relax's KV cache: keys and values of the context rounded up to 32 positions, float16
+    # where relax-run has --cache-type (its default), else float32.
+    elem = 2 if "--cache-type" in helptext else 4
+    res = {"status": "ok", "tps": None, "rss": None, "kv_bytes": kv_bytes(s, padded(context, 32), elem), "runs": []}
     t0 = time.perf_counter()
     while len(res["runs"]) < args.repeat and (not res["runs"] or time.perf_counter() - t0 < args.budget):
         try:
@@ -591,7 +594,10 @@ def report(env, results, tests, args):
     rows = []
     for ty, res in results.items():
         def pct(r):
-            return f"{100 * r['tps'] / res['roofline_tg']:.2g}%" if r and r["tps"] is not None else "-"
+            if not r or r["tps"] is None:
+                return "-"
+            x = 100 * r["tps"] / res["roofline_tg"]
+            return f"{x:.0f}%" if x >= 10 else f"{x:.2g}%"
 
         def rss(side):
             ok = [r for r in res[side].values() if r.get("rss")]

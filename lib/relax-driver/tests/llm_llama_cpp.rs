@@ -1,8 +1,8 @@
 //! relax's generation on GGUF models against llama.cpp's (`docs/llm.md`, "Against
 //! llama.cpp"): small random-weight files from `relax_gguf::generate` (Llama and Qwen2;
 //! F32 and quantized types), `relax-run FILE.gguf --generate --logits-out` in process, and
-//! `utils/llm/llama_cpp_logits.py` (llama-cpp-python, float32 KV cache, flash attention
-//! off) on the same file.
+//! `utils/llm/llama_cpp_logits.py` (llama-cpp-python, flash attention off) on the same
+//! file, both with a float32 KV cache (`--cache-type f32`).
 //!
 //! * F32 (from `--prompt-text`, below): llama.cpp's greedy tokens must be relax's, and
 //!   every logit within [`F32_TOLERANCE`] of the row's largest magnitude.
@@ -143,7 +143,10 @@ enum Prompt {
 fn relax(tag: &str, model: &Path, prompt: Prompt) -> (String, Vec<Vec<f32>>) {
     let logits = model.with_extension("relax.npy");
     let n = NEW_TOKENS.to_string();
-    let mut args = vec!["relax-run", model.to_str().unwrap(), "--generate", "--max-new-tokens", &n];
+    // A float32 KV cache, as llama_cpp_logits.py gives llama.cpp: no rounding to f16 on
+    // either side, so F32 files can be held to 1e-3.
+    let mut args =
+        vec!["relax-run", model.to_str().unwrap(), "--generate", "--max-new-tokens", &n, "--cache-type", "f32"];
     match prompt {
         Prompt::Ids(p) => args.extend(["--prompt", p]),
         Prompt::Text(t) => args.extend(["--prompt-text", t, "--ignore-eos"]),
