@@ -8,7 +8,7 @@
 # prompt, with relax's tokens per second and, when llama-bench is installed (utils/bench/
 # llm.py builds it), llama.cpp's on the same file beside them. Installs what is missing,
 # builds in release mode. Scratch files go to target/llama-demo/.
-# DEMO_LLM_TOKENS=N sets the new tokens of the GGUF step (default 4); DEMO_LLM_TOKENS=0
+# DEMO_LLM_TOKENS=N sets the new tokens of the GGUF step (default 32); DEMO_LLM_TOKENS=0
 # skips that step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,10 +88,8 @@ print(f"same {a.shape[0]} tokens as the numpy reference; logits within {d:.1e} o
 sys.exit(d > 1e-3)' "$out/logits.npy" "$out/reference-logits.npy"
 
 
-# 4. A model of real size from a GGUF file. relax's decode on models of this size is still
-# slow (the kernels are being worked on; docs/llm.md, "Figures"), so the step generates
-# few tokens with a small KV cache.
-n_llm="${DEMO_LLM_TOKENS:-4}"
+# 4. A model of real size from a GGUF file (docs/llm.md, "Figures", has the benchmark).
+n_llm="${DEMO_LLM_TOKENS:-32}"
 [[ "$n_llm" =~ ^[0-9]+$ ]] || { echo "demo: DEMO_LLM_TOKENS must be a number of tokens, not '$n_llm'" >&2; exit 1; }
 ((n_llm > 0)) || exit 0
 tools="${RELAX_TOOLS_DIR:-$HOME/.cache/relax-tools}"
@@ -107,8 +105,8 @@ if [[ ! -f "$gguf" ]]; then
 fi
 echo "$gguf: $(( $(stat -c %s "$gguf") / 1000000 )) MB"
 text="Once upon a time"
-echo "relax-run $gguf --generate --prompt-text \"$text\" --max-new-tokens $n_llm --context 64 --ignore-eos"
-"$bin/relax-run" "$gguf" --generate --prompt-text "$text" --max-new-tokens "$n_llm" --context 64 --ignore-eos \
+echo "relax-run $gguf --generate --prompt-text \"$text\" --max-new-tokens $n_llm --ignore-eos"
+"$bin/relax-run" "$gguf" --generate --prompt-text "$text" --max-new-tokens "$n_llm" --ignore-eos \
   > "$out/llm-text.txt" 2> "$out/llm-log.txt" || { cat "$out/llm-log.txt" >&2; exit 1; }
 echo "generated text (random weights, so not words): $(tr '\n' ' ' < "$out/llm-text.txt")"
 # relax-run's report lines, "prefill: N prompt tokens in T ms (...)" and "decode: N tokens in
