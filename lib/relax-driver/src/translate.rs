@@ -47,9 +47,14 @@ struct TranslateCli {
     /// Write the output to this file (default: standard output).
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<String>,
-    /// The CPU to generate code for (default: the host's).
+    /// The CPU to generate code for (default: the host's; `generic` for another
+    /// architecture).
     #[arg(long, value_name = "NAME")]
     mcpu: Option<String>,
+    /// The target triple for `--emit=llvm|asm|obj` (default: the host's), such as
+    /// `aarch64-linux-gnu`.
+    #[arg(long = "target", value_name = "TRIPLE")]
+    target: Option<String>,
     /// The GPU architecture for `--emit=ptx`.
     #[arg(long = "ptx-arch", value_name = "ARCH", default_value = "sm_80")]
     ptx_arch: String,
@@ -104,6 +109,10 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         return 1;
     }
     if matches!(emit_kind.as_str(), "ptx" | "spirv") {
+        if cli.target.is_some() || cli.mcpu.is_some() {
+            let flag = if cli.target.is_some() { "--target" } else { "--mcpu" };
+            return fail(io, format!("`{flag}` is for `--emit=llvm|asm|obj`; `--emit={emit_kind}` has its own target"));
+        }
         // The GPU back ends (`gpu.rs`).
         let req = crate::gpu::GpuTranslate {
             emit: &emit_kind,
@@ -116,7 +125,10 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         return crate::gpu::translate_gpu(&req, &file, module, io);
     }
     if !cli.no_default_pipeline {
-        match crate::pipeline::run_default_pipeline(&mut module, crate::pipeline::vector_bits(cli.mcpu.as_deref())) {
+        match crate::pipeline::run_default_pipeline(
+            &mut module,
+            crate::pipeline::vector_bits_for(cli.mcpu.as_deref(), cli.target.as_deref()),
+        ) {
             Ok(passes) => {
                 if cli.verbose {
                     let _ = if passes.is_empty() {
@@ -160,7 +172,7 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
 fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Diagnostic>> {
     use relax_codegen::llvm::{self, Emit, Options, inkwell::context::Context};
     let one = |e: relax_codegen::CodegenError| vec![e.to_diagnostic()];
-    let opts = Options { opt_level: cli.opt_level, cpu: cli.mcpu.clone(), features: None };
+    let opts = Options { opt_level: cli.opt_level, cpu: cli.mcpu.clone(), features: None, triple: cli.target.clone() };
     let tm = llvm::host_machine(&opts).map_err(one)?;
     let cx = Context::create();
     let lowered = llvm::lower_module(&cx, module, &tm, &opts);

@@ -37,7 +37,7 @@ use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module as LModule;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use relax_ir::{Buffer, DataType, Global, Module, PrimFunc, Span, SymVar};
 
@@ -85,17 +85,39 @@ pub struct Options {
     pub cpu: Option<String>,
     /// Target features (`+avx2,...`); the host's when `None` and the CPU is the host's.
     pub features: Option<String>,
+    /// The target triple (`--target`); the host's when `None`.
+    pub triple: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { opt_level: 3, cpu: None, features: None }
+        Options { opt_level: 3, cpu: None, features: None, triple: None }
     }
 }
 
 impl Options {
-    /// The CPU name and feature string to use.
+    /// The target triple, normalized (`aarch64-linux-gnu` is
+    /// `aarch64-unknown-linux-gnu`).
+    pub fn target_triple(&self) -> TargetTriple {
+        match &self.triple {
+            Some(t) => TargetMachine::normalize_triple(&TargetTriple::create(t)),
+            None => TargetMachine::get_default_triple(),
+        }
+    }
+
+    /// True when the target is another architecture than the host's.
+    pub fn is_cross(&self) -> bool {
+        let arch = |t: &TargetTriple| t.as_str().to_string_lossy().split('-').next().unwrap_or("").to_string();
+        self.triple.is_some() && arch(&self.target_triple()) != arch(&TargetMachine::get_default_triple())
+    }
+
+    /// The CPU name and feature string to use: for another architecture, `generic` and
+    /// no features unless given.
     pub fn cpu_and_features(&self) -> (String, String) {
+        if self.is_cross() {
+            let cpu = self.cpu.clone().filter(|c| c != "native").unwrap_or_else(|| "generic".into());
+            return (cpu, self.features.clone().unwrap_or_default());
+        }
         match &self.cpu {
             Some(cpu) if cpu != "native" => (cpu.clone(), self.features.clone().unwrap_or_default()),
             _ => (
@@ -126,6 +148,10 @@ fn host_features(features: &str) -> String {
 /// a named CPU without features. `schedule-cpu` sizes its tiles by it.
 pub fn vector_bits(opts: &Options) -> u32 {
     let (_, features) = opts.cpu_and_features();
+    if opts.target_triple().as_str().to_string_lossy().starts_with("aarch64") {
+        // NEON; SVE's width is not known at compile time.
+        return 128;
+    }
     let has = |f: &str| features.split(',').any(|x| x == format!("+{f}"));
     if features.is_empty() {
         256
@@ -175,18 +201,41 @@ pub struct Lowered<'ctx> {
 /// Initializes LLVM's native target (once per process).
 pub fn initialize() -> Result<(), CodegenError> {
     static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    INIT.get_or_init(|| Target::initialize_native(&InitializationConfig::default()))
-        .clone()
-        .map_err(|e| CodegenError::new(format!("cannot initialize LLVM's native target: {e}")))
+    INIT.get_or_init(|| {
+        let config = InitializationConfig::default();
+        Target::initialize_native(&config)?;
+        // The other CPU architectures this build can target (`--target`).
+        Target::initialize_x86(&config);
+        Target::initialize_aarch64(&config);
+        Ok(())
+    })
+    .clone()
+    .map_err(|e| CodegenError::new(format!("cannot initialize LLVM's native target: {e}")))
 }
 
-/// A target machine for the host (or `opts.cpu`), at the options' optimization level.
+/// The CPU architectures `--target` may name.
+pub const TARGET_ARCHS: &[&str] = &["x86_64", "aarch64"];
+
+/// A target machine for the host (or `opts.triple`, `opts.cpu`), at the options'
+/// optimization level.
 pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
     initialize()?;
-    let triple = TargetMachine::get_default_triple();
+    let triple = opts.target_triple();
+    let arch = triple.as_str().to_string_lossy().split('-').next().unwrap_or("").to_string();
+    if opts.triple.is_some() && !TARGET_ARCHS.contains(&arch.as_str()) {
+        let given = opts.triple.as_deref().unwrap_or("");
+        let hint = match relax_ir::diag::suggest(&arch, TARGET_ARCHS.iter().copied()) {
+            Some(s) => format!("; did you mean `{s}`?"),
+            None => String::new(),
+        };
+        return Err(CodegenError::new(format!(
+            "`--target {given}`: this build generates CPU code for {} only (`x86_64-linux-gnu`, `aarch64-linux-gnu`, ...){hint}",
+            TARGET_ARCHS.join(" and ")
+        )));
+    }
     let target = Target::from_triple(&triple).map_err(|e| CodegenError::new(format!("unknown target: {e}")))?;
     let (cpu, features) = opts.cpu_and_features();
-    if opts.cpu.as_deref().is_some_and(|c| c != "native") {
+    if opts.cpu.as_deref().is_some_and(|c| c != "native") || opts.is_cross() {
         check_cpu(&triple.as_str().to_string_lossy(), &cpu)?;
     }
     let level = match opts.opt_level {
