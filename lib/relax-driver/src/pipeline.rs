@@ -90,23 +90,25 @@ pub fn is_unscheduled(f: &PrimFunc) -> bool {
 
 /// The vector width `schedule-cpu` gets for code for `cpu` (the host's when `None`).
 pub fn vector_bits(cpu: Option<&str>) -> u32 {
-    vector_bits_for(cpu, None)
+    vector_bits_for(cpu, None, None)
 }
 
-/// [`vector_bits`] for the target triple `target` (the host's when `None`).
-pub fn vector_bits_for(cpu: Option<&str>, target: Option<&str>) -> u32 {
+/// [`vector_bits`] for the target triple `target` (the host's when `None`) and the
+/// feature edits `features` (`--mattr`).
+pub fn vector_bits_for(cpu: Option<&str>, target: Option<&str>, features: Option<&str>) -> u32 {
     #[cfg(feature = "llvm")]
     {
         let opts = relax_codegen::llvm::Options {
             cpu: cpu.map(str::to_string),
             triple: target.map(str::to_string),
+            features: features.map(str::to_string),
             ..Default::default()
         };
         relax_codegen::llvm::vector_bits(&opts)
     }
     #[cfg(not(feature = "llvm"))]
     {
-        let _ = (cpu, target);
+        let _ = (cpu, target, features);
         256
     }
 }

@@ -55,6 +55,9 @@ struct TranslateCli {
     /// `aarch64-linux-gnu`.
     #[arg(long = "target", value_name = "TRIPLE")]
     target: Option<String>,
+    /// Target features to turn on or off (`+avx2,-avx512f`), on top of the CPU's.
+    #[arg(long = "mattr", value_name = "FEATURES")]
+    mattr: Option<String>,
     /// The GPU architecture for `--emit=ptx`.
     #[arg(long = "ptx-arch", value_name = "ARCH", default_value = "sm_80")]
     ptx_arch: String,
@@ -109,8 +112,14 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         return 1;
     }
     if matches!(emit_kind.as_str(), "ptx" | "spirv") {
-        if cli.target.is_some() || cli.mcpu.is_some() {
-            let flag = if cli.target.is_some() { "--target" } else { "--mcpu" };
+        if cli.target.is_some() || cli.mcpu.is_some() || cli.mattr.is_some() {
+            let flag = if cli.target.is_some() {
+                "--target"
+            } else if cli.mcpu.is_some() {
+                "--mcpu"
+            } else {
+                "--mattr"
+            };
             return fail(io, format!("`{flag}` is for `--emit=llvm|asm|obj`; `--emit={emit_kind}` has its own target"));
         }
         // The GPU back ends (`gpu.rs`).
@@ -127,7 +136,7 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     if !cli.no_default_pipeline {
         match crate::pipeline::run_default_pipeline(
             &mut module,
-            crate::pipeline::vector_bits_for(cli.mcpu.as_deref(), cli.target.as_deref()),
+            crate::pipeline::vector_bits_for(cli.mcpu.as_deref(), cli.target.as_deref(), cli.mattr.as_deref()),
         ) {
             Ok(passes) => {
                 if cli.verbose {
@@ -172,7 +181,12 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
 fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Diagnostic>> {
     use relax_codegen::llvm::{self, Emit, Options, inkwell::context::Context};
     let one = |e: relax_codegen::CodegenError| vec![e.to_diagnostic()];
-    let opts = Options { opt_level: cli.opt_level, cpu: cli.mcpu.clone(), features: None, triple: cli.target.clone() };
+    let opts = Options {
+        opt_level: cli.opt_level,
+        cpu: cli.mcpu.clone(),
+        features: cli.mattr.clone(),
+        triple: cli.target.clone(),
+    };
     let tm = llvm::host_machine(&opts).map_err(one)?;
     let cx = Context::create();
     let lowered = llvm::lower_module(&cx, module, &tm, &opts);

@@ -120,12 +120,15 @@ impl Options {
         }
         match &self.cpu {
             Some(cpu) if cpu != "native" => (cpu.clone(), self.features.clone().unwrap_or_default()),
-            _ => (
-                TargetMachine::get_host_cpu_name().to_string(),
-                self.features
-                    .clone()
-                    .unwrap_or_else(|| host_features(&TargetMachine::get_host_cpu_features().to_string())),
-            ),
+            _ => {
+                let host = host_features(&TargetMachine::get_host_cpu_features().to_string());
+                let features = match &self.features {
+                    // `--mattr` edits the host's features (the last mention wins).
+                    Some(f) if !f.is_empty() => format!("{host},{f}"),
+                    _ => host,
+                };
+                (TargetMachine::get_host_cpu_name().to_string(), features)
+            }
         }
     }
 }
@@ -143,6 +146,45 @@ fn host_features(features: &str) -> String {
     }
 }
 
+/// Whether a feature string turns `feature` on: its last mention is `+feature`.
+fn feature_on(features: &str, feature: &str) -> bool {
+    features
+        .rsplit(',')
+        .find_map(|x| match x.strip_prefix('+') {
+            Some(f) if f == feature => Some(true),
+            _ => x.strip_prefix('-').filter(|f| *f == feature).map(|_| false),
+        })
+        .unwrap_or(false)
+}
+
+/// Checks a `--mattr` list (`+avx2,-avx512f`) against the features LLVM knows for
+/// `triple`'s architecture ([`cpus`]); LLVM itself ignores unknown ones with a warning.
+pub fn check_features(triple: &str, features: &str) -> Result<(), CodegenError> {
+    let arch = triple.split('-').next().unwrap_or("");
+    let known = match arch {
+        "x86_64" => cpus::X86_64_FEATURES,
+        "aarch64" | "arm64" => cpus::AARCH64_FEATURES,
+        _ => return Ok(()),
+    };
+    for item in features.split(',').filter(|x| !x.is_empty()) {
+        let Some(name) = item.strip_prefix('+').or_else(|| item.strip_prefix('-')) else {
+            return Err(CodegenError::new(format!(
+                "`--mattr {features}`: `{item}` must start with `+` (on) or `-` (off)"
+            )));
+        };
+        if !known.contains(&name) {
+            let hint = match relax_ir::diag::suggest(name, known.iter().copied()) {
+                Some(s) => format!("; did you mean `{s}`?"),
+                None => String::new(),
+            };
+            return Err(CodegenError::new(format!(
+                "`--mattr {features}`: LLVM knows no feature `{name}` for {arch}{hint}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The width in bits of the widest vector registers of the target CPU, from its
 /// feature string: 512 with AVX-512, 256 with AVX, 128 otherwise (SSE, NEON); 256 for
 /// a named CPU without features. `schedule-cpu` sizes its tiles by it.
@@ -152,7 +194,7 @@ pub fn vector_bits(opts: &Options) -> u32 {
         // NEON; SVE's width is not known at compile time.
         return 128;
     }
-    let has = |f: &str| features.split(',').any(|x| x == format!("+{f}"));
+    let has = |f: &str| feature_on(&features, f);
     if features.is_empty() {
         256
     } else if has("avx512f") {
@@ -237,6 +279,9 @@ pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
     let (cpu, features) = opts.cpu_and_features();
     if opts.cpu.as_deref().is_some_and(|c| c != "native") || opts.is_cross() {
         check_cpu(&triple.as_str().to_string_lossy(), &cpu)?;
+    }
+    if let Some(f) = &opts.features {
+        check_features(&triple.as_str().to_string_lossy(), f)?;
     }
     let level = match opts.opt_level {
         0 => OptimizationLevel::None,
@@ -452,5 +497,27 @@ type R<T> = Result<T, CodegenError>;
 impl From<inkwell::builder::BuilderError> for CodegenError {
     fn from(e: inkwell::builder::BuilderError) -> CodegenError {
         CodegenError::new(format!("internal error: LLVM builder: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod feature_tests {
+    use super::*;
+
+    #[test]
+    fn the_last_mention_of_a_feature_wins() {
+        assert!(feature_on("+avx,+avx512f", "avx512f"));
+        assert!(!feature_on("+avx,+avx512f,-avx512f", "avx512f"));
+        assert!(feature_on("-avx2,+avx2", "avx2"));
+        assert!(!feature_on("+avx512fp16", "avx512f"));
+        assert!(!feature_on("", "avx"));
+    }
+
+    #[test]
+    fn features_are_checked_per_architecture() {
+        assert!(check_features("x86_64-unknown-linux-gnu", "+avx2,-avx512f").is_ok());
+        assert!(check_features("aarch64-unknown-linux-gnu", "+sve").is_ok());
+        let e = check_features("aarch64-unknown-linux-gnu", "+avx2").expect_err("not an AArch64 feature");
+        assert!(e.message.contains("no feature `avx2` for aarch64"), "{}", e.message);
     }
 }
