@@ -338,3 +338,43 @@ fn malformed_models_are_errors() {
     assert_eq!(s, 1);
     assert!(err.contains("--prompt-text") || err.contains("error"), "{err}");
 }
+
+/// A prompt run in chunks (`prefill` on the first, `extend` on each next, `--ubatch`)
+/// gives the tokens and the logits of one `prefill` over the whole prompt.
+#[test]
+fn chunked_prompts_match_one_prefill() {
+    let path = model("chunked", &tiny(Architecture::Llama, FileType::Q8_0, 61));
+    let prompt: Vec<String> = (1..=40).map(|i| (i * 7 % 500).to_string()).collect();
+    let prompt = prompt.join(",");
+    let run = |extra: &[&str]| {
+        let logits = path.with_extension(format!("u{}.npy", extra.len()));
+        let mut args = vec![
+            "relax-run",
+            path.to_str().unwrap(),
+            "--generate",
+            "--prompt",
+            &prompt,
+            "--max-new-tokens",
+            "4",
+            "--context",
+            "64",
+            "--logits-out",
+            logits.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let (status, out, err) = tool(relax_driver::run_main, &args);
+        assert_eq!(status, 0, "{err}");
+        (out.trim().to_string(), read_f32(&logits))
+    };
+    let (whole, whole_logits) = run(&[]);
+    let (chunked, chunked_logits) = run(&["--ubatch", "7"]);
+    assert_eq!(whole, chunked);
+    let d = max_abs_diff(&whole_logits, &chunked_logits);
+    assert!(d < 1e-4, "chunked logits differ by {d}");
+    let (s, _, err) = tool(
+        relax_driver::run_main,
+        &["relax-run", path.to_str().unwrap(), "--generate", "--prompt", "1", "--ubatch", "0"],
+    );
+    assert_eq!(s, 1);
+    assert!(err.contains("--ubatch"), "{err}");
+}

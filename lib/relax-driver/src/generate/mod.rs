@@ -89,6 +89,11 @@ pub struct GenerateArgs {
     /// llama.cpp) or `f32`.
     #[arg(long = "cache-type", value_name = "TYPE", value_parser = relax_llm::spec::CacheType::parse)]
     pub cache_type: Option<relax_llm::spec::CacheType>,
+    /// With `--generate` on a module that has `extend`: run the prompt in chunks of at
+    /// most N positions (`prefill` on the first, `extend` on each next), as llama.cpp's
+    /// `--ubatch-size`.
+    #[arg(long = "ubatch", value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ubatch: u64,
 }
 
 /// Runs `--generate`: returns the exit status.
@@ -152,6 +157,13 @@ pub(crate) fn generate(
     {
         return fail(io, format!("prompt token {bad} is out of range: the vocabulary has {vocab} tokens"));
     }
+    let extend = match module.lookup("extend") {
+        Some(_) => match StepFn::new(module, "extend", &mut weights) {
+            Ok(e) => Some(e),
+            Err(e) => return fail(io, e),
+        },
+        None => None,
+    };
     let states = decode.state_count();
     let mut interp = Interpreter::with_options(module, options).with_lowering(&crate::lowering::Legalize);
     interp.native = native;
@@ -165,7 +177,11 @@ pub(crate) fn generate(
     let keep_logits = args.logits_out.is_some();
     let mut logits_rows: Vec<Tensor> = Vec::new();
     let mut generated = Vec::with_capacity(args.max_new_tokens);
-    let call_args = prefill.args(&prompt, Vec::new());
+    // The prompt in chunks of `--ubatch` positions when the module can extend its cache.
+    let chunk = if extend.is_some() { usize::try_from(args.ubatch).unwrap_or(usize::MAX) } else { prompt.len() };
+    let mut chunks = prompt.chunks(chunk.max(1));
+    let first = chunks.next().unwrap_or(&[]);
+    let call_args = prefill.args(first, Vec::new());
     if let Err(e) = prefill.check_bounds(&call_args) {
         return fail(io, e);
     }
@@ -174,11 +190,26 @@ pub(crate) fn generate(
         Ok(v) => v,
         Err(e) => return run_err(io, &interp, e),
     };
-    let prefill_time = start.elapsed();
     let mut step = match split_result("prefill", out, states, vocab) {
         Ok(s) => s,
         Err(e) => return fail(io, e),
     };
+    for part in chunks {
+        let Some(ext) = &extend else { break };
+        let call_args = ext.args(part, std::mem::take(&mut step.state));
+        if let Err(e) = ext.check_bounds(&call_args) {
+            return fail(io, e);
+        }
+        let out = match interp.call_global(ext.g, call_args, relax_ir::Span::NONE) {
+            Ok(v) => v,
+            Err(e) => return run_err(io, &interp, e),
+        };
+        step = match split_result("extend", out, states, vocab) {
+            Ok(s) => s,
+            Err(e) => return fail(io, e),
+        };
+    }
+    let prefill_time = start.elapsed();
     generated.push(step.token);
     if keep_logits {
         logits_rows.push(step.logits.deep_copy());

@@ -10,7 +10,9 @@
 //! on the last position only, and the greedy next token (`argmax`).
 //!
 //! `prefill` runs `seq_len` prompt positions on a fresh cache (`R.zeros`); `decode` runs
-//! one position after `past_len` cached ones. A weight enters as what the file stores:
+//! one position after `past_len` cached ones; `extend` runs `seq_len` positions after
+//! `past_len` cached ones (the rest of a long prompt, in chunks, as llama.cpp's
+//! micro-batches: activations sized by the chunk, not the prompt). A weight enters as what the file stores:
 //! float32 as it is, float16/bfloat16 through `R.astype`, a quantized one through the
 //! `call_tir` of its decode kernel ([`super::dequant`]).
 
@@ -20,7 +22,7 @@ use super::text::{Block, dims, float, shape, tensor};
 use super::{dequant, kernels};
 use crate::spec::{ModelSpec, RopeStyle, Weight, WeightType};
 
-/// What differs between the two functions.
+/// What differs between the three functions.
 struct Step {
     name: &'static str,
     /// New positions: `seq_len` or `1`.
@@ -31,6 +33,7 @@ struct Step {
 
 const PREFILL: Step = Step { name: "prefill", n: "seq_len", past: "0" };
 const DECODE: Step = Step { name: "decode", n: "1", past: "past_len" };
+const EXTEND: Step = Step { name: "extend", n: "seq_len", past: "past_len" };
 
 /// Writes one function's body, collecting the decode kernels it calls.
 struct Writer<'a> {
@@ -201,7 +204,7 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
     let cos = w.b.bind("cos", format!("R.reshape({cos}, {})", shape(&rope_shape)));
     let sin = w.b.bind("sin", format!("R.reshape({sin}, {})", shape(&rope_shape)));
 
-    let (mut kc, mut vc) = if step.name == "prefill" {
+    let (mut kc, mut vc) = if past == "0" {
         (
             w.b.bind(
                 "k_init",
@@ -294,16 +297,19 @@ fn function(m: &ModelSpec, step: &Step, kernels: &mut BTreeMap<String, String>) 
         params.push(format!("{}: {}", wt.param(), param_type(wt)));
     }
     let mut sym = Vec::new();
-    let bound = if step.name == "decode" {
+    let mut bounds = Vec::new();
+    if n != "1" {
+        sym.push("seq_len");
+        bounds.push(format!("\"seq_len\": {}", m.n_ctx));
+    }
+    if past != "0" {
         params.push(format!("k_cache: {}", k_cache_type(m)));
         params.push(format!("v_cache: {}", v_cache_type(m)));
         params.push("cache_len: R.Shape([\"past_len\"])".to_string());
         sym.push("past_len");
-        format!("\"past_len\": {}", m.n_ctx - 1)
-    } else {
-        sym.push("seq_len");
-        format!("\"seq_len\": {}", m.n_ctx)
-    };
+        bounds.push(format!("\"past_len\": {}", m.n_ctx - 1));
+    }
+    let bound = bounds.join(", ");
     let end_sig = if past == "0" { format!("\"{n}\"") } else { format!("\"{past} + {n}\"") };
     let ret = format!(
         "R.Tuple({}, {}, {}, {}, R.Shape([{end_sig}]))",
@@ -340,10 +346,9 @@ pub fn param_type(w: &Weight) -> String {
     }
 }
 
-/// `prefill` and `decode`, and the decode kernels they call (name → text).
-pub fn functions(m: &ModelSpec) -> (String, String, BTreeMap<String, String>) {
+/// `prefill`, `decode` and `extend`, and the decode kernels they call (name → text).
+pub fn functions(m: &ModelSpec) -> (Vec<String>, BTreeMap<String, String>) {
     let mut kernels = BTreeMap::new();
-    let prefill = function(m, &PREFILL, &mut kernels);
-    let decode = function(m, &DECODE, &mut kernels);
-    (prefill, decode, kernels)
+    let funcs = [PREFILL, DECODE, EXTEND].iter().map(|s| function(m, s, &mut kernels)).collect();
+    (funcs, kernels)
 }

@@ -1,4 +1,4 @@
-//! The TVMScript text of a model: `prefill`, `decode` and their kernels.
+//! The TVMScript text of a model: `prefill`, `decode`, `extend` and their kernels.
 
 pub mod dequant;
 mod graph;
@@ -12,7 +12,7 @@ use crate::spec::ModelSpec;
 /// The module's text, as the emitter writes it (bindings without annotations: parse it
 /// and print it for the canonical form).
 pub fn module_text(m: &ModelSpec) -> String {
-    let (prefill, decode, decoders) = graph::functions(m);
+    let (funcs, decoders) = graph::functions(m);
     let mut out = String::new();
     out.push_str(&format!(
         "# A {} model of {} layers (hidden {}, {} heads, {} key/value heads, MLP {}, vocabulary {}, context {}), written by relax-llm.\n",
@@ -36,8 +36,6 @@ pub fn module_text(m: &ModelSpec) -> String {
     out.push('\n');
     out.push_str(&kernels::attention(m));
     out.push('\n');
-    out.push_str(&prefill);
-    out.push('\n');
-    out.push_str(&decode);
+    out.push_str(&funcs.join("\n"));
     out
 }
