@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes lib/relax-codegen/src/llvm/cpus.rs: the CPU names and target features LLVM 19
-# knows for each target relax-codegen compiles in (x86-64, AArch64), from `llc-19
+# knows for each target relax-codegen compiles in (x86-64, AArch64, RISC-V 64), from `llc-19
 # -mcpu=help` / `-mattr=help`. The C API has no way to ask whether a name is valid, and
 # LLVM aborts on some invalid CPUs (and ignores unknown features with a warning), so the
 # code generator checks `--mcpu` and `--mattr` against this table first. Run again when
@@ -15,7 +15,7 @@ out=lib/relax-codegen/src/llvm/cpus.rs
   echo "//! not edit): \`--mcpu\` and \`--mattr\` are checked against them, since LLVM aborts on"
   echo "//! some CPU names it does not know and ignores unknown features."
   echo
-  for pair in "X86_64:x86_64-linux-gnu" "AARCH64:aarch64-linux-gnu"; do
+  for pair in "X86_64:x86_64-linux-gnu" "AARCH64:aarch64-linux-gnu" "RISCV64:riscv64-linux-gnu"; do
     name="${pair%%:*}"; triple="${pair#*:}"
     echo "/// \`$triple\` and the other triples of its architecture."
     echo "pub const ${name}: &[&str] = &["

@@ -164,6 +164,7 @@ pub fn check_features(triple: &str, features: &str) -> Result<(), CodegenError> 
     let known = match arch {
         "x86_64" => cpus::X86_64_FEATURES,
         "aarch64" | "arm64" => cpus::AARCH64_FEATURES,
+        "riscv64" => cpus::RISCV64_FEATURES,
         _ => return Ok(()),
     };
     for item in features.split(',').filter(|x| !x.is_empty()) {
@@ -190,8 +191,13 @@ pub fn check_features(triple: &str, features: &str) -> Result<(), CodegenError> 
 /// a named CPU without features. `schedule-cpu` sizes its tiles by it.
 pub fn vector_bits(opts: &Options) -> u32 {
     let (_, features) = opts.cpu_and_features();
-    if opts.target_triple().as_str().to_string_lossy().starts_with("aarch64") {
+    let triple = opts.target_triple().as_str().to_string_lossy().to_string();
+    if triple.starts_with("aarch64") {
         // NEON; SVE's width is not known at compile time.
+        return 128;
+    }
+    if triple.starts_with("riscv") {
+        // RVV's width is not known at compile time; 128 is its common minimum.
         return 128;
     }
     let has = |f: &str| feature_on(&features, f);
@@ -249,6 +255,7 @@ pub fn initialize() -> Result<(), CodegenError> {
         // The other CPU architectures this build can target (`--target`).
         Target::initialize_x86(&config);
         Target::initialize_aarch64(&config);
+        Target::initialize_riscv(&config);
         Ok(())
     })
     .clone()
@@ -256,7 +263,7 @@ pub fn initialize() -> Result<(), CodegenError> {
 }
 
 /// The CPU architectures `--target` may name.
-pub const TARGET_ARCHS: &[&str] = &["x86_64", "aarch64"];
+pub const TARGET_ARCHS: &[&str] = &["x86_64", "aarch64", "riscv64"];
 
 /// A target machine for the host (or `opts.triple`, `opts.cpu`), at the options'
 /// optimization level.
@@ -271,8 +278,8 @@ pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
             None => String::new(),
         };
         return Err(CodegenError::new(format!(
-            "`--target {given}`: this build generates CPU code for {} only (`x86_64-linux-gnu`, `aarch64-linux-gnu`, ...){hint}",
-            TARGET_ARCHS.join(" and ")
+            "`--target {given}`: this build generates CPU code for {} only (`x86_64-linux-gnu`, `aarch64-linux-gnu`, `riscv64-linux-gnu`, ...){hint}",
+            TARGET_ARCHS.join(", ")
         )));
     }
     let target = Target::from_triple(&triple).map_err(|e| CodegenError::new(format!("unknown target: {e}")))?;
@@ -301,6 +308,7 @@ pub fn check_cpu(triple: &str, cpu: &str) -> Result<(), CodegenError> {
     let known = match arch {
         "x86_64" => cpus::X86_64,
         "aarch64" | "arm64" => cpus::AARCH64,
+        "riscv64" => cpus::RISCV64,
         _ => return Ok(()),
     };
     if known.contains(&cpu) {
