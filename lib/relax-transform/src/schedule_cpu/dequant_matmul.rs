@@ -35,11 +35,13 @@ use std::collections::HashMap;
 
 use relax_ir::{BinOp, Buffer, DataType, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
-use relax_ir::tir::{BlockNode, BufferData};
-use relax_ir::{Attrs, ForKind};
+use relax_ir::ForKind;
+use relax_ir::tir::BufferData;
 
 use super::inline::{loads_of, mentions, replace_loads, single_store, writes};
-use super::nest::{Loop, Nest, block};
+pub(super) use super::matmul::Epilogue;
+use super::matmul::epilogue;
+use super::nest::{Loop, Nest, block, spatial_nest};
 
 /// The most rows (constant) that take the matrix-vector schedule.
 pub const MAX_GEMV_ROWS: i64 = 4;
@@ -68,15 +70,6 @@ pub struct Fused {
     name: String,
     jname: String,
     kname: String,
-}
-
-/// The elementwise step after the matmul that reads `C`: `out[idx] = value` over the
-/// iteration variables `vars` (one per dim of `C`).
-pub struct Epilogue {
-    out: Buffer,
-    idx: Vec<PrimExpr>,
-    value: PrimExpr,
-    vars: Vec<SymVar>,
 }
 
 /// Where a schedule writes a final sum.
@@ -220,15 +213,7 @@ fn is_load_at(pool: &Pool, e: PrimExpr, buf: Buffer, idx: &[PrimExpr]) -> bool {
 
 /// The spatial producer nest at `s` of buffer `x`: its iteration variables and value.
 fn producer(f: &PrimFunc, s: Stmt, x: Buffer) -> Option<(Vec<SymVar>, PrimExpr)> {
-    let nest = Nest::read(f, s)?;
-    nest.identity_bindings(f)?;
-    let b = block(f, nest.block);
-    if b.init.is_some() || b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
-        return None;
-    }
-    if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) {
-        return None;
-    }
+    let (_, b) = spatial_nest(f, s)?;
     let (dst, indices, value) = single_store(f, b.body)?;
     let shape = &f.buffer(x).shape;
     if dst != x || indices.len() != b.iter_vars.len() || shape.len() != indices.len() {
@@ -329,39 +314,6 @@ fn inline_producers(
     Some((fused, producers))
 }
 
-/// The epilogue nest at `s`: a spatial block that reads `c` only at its own iteration
-/// variables, in order, over `c`'s shape.
-fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<Epilogue> {
-    let nest = Nest::read(f, s)?;
-    nest.identity_bindings(f)?;
-    let b = block(f, nest.block);
-    if b.init.is_some() || b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
-        return None;
-    }
-    if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) {
-        return None;
-    }
-    let shape = &f.buffer(c).shape;
-    if b.iter_vars.len() != shape.len() || b.iter_vars.iter().zip(shape).any(|(iv, &d)| iv.dom.extent != d) {
-        return None;
-    }
-    let (out, idx, value) = single_store(f, b.body)?;
-    if out == c {
-        return None;
-    }
-    let vars: Vec<SymVar> = b.iter_vars.iter().map(|iv| iv.var).collect();
-    let mut cl = Vec::new();
-    loads_of(&f.pool, value, c, &mut cl);
-    for &i in &idx {
-        loads_of(&f.pool, i, c, &mut cl);
-    }
-    let at_own = |ix: &Vec<PrimExpr>| ix.iter().zip(&vars).all(|(&e, &v)| f.pool.as_var(e) == Some(v));
-    if cl.is_empty() || !cl.iter().all(at_own) {
-        return None;
-    }
-    Some(Epilogue { out, idx, value, vars })
-}
-
 /// A new loop of `kind` over `extent` with a fresh `int64` variable, and a reference to
 /// the variable.
 fn lp(f: &mut PrimFunc, name: &str, extent: PrimExpr, kind: ForKind) -> (Loop, PrimExpr) {
@@ -383,22 +335,6 @@ fn local(f: &mut PrimFunc, name: &str, dt: DataType, shape: &[i64]) -> Buffer {
     let mut b = BufferData::new(name, data, dt, dims);
     b.scope = "local".to_string();
     f.buffers.push(b)
-}
-
-/// A block without iteration variables that allocates `allocs` around `body`.
-fn opaque_block(f: &mut PrimFunc, name: String, allocs: Vec<Buffer>, body: Stmt) -> Stmt {
-    f.stmts.push(StmtData::Block(Box::new(BlockNode {
-        name,
-        iter_vars: Vec::new(),
-        predicate: None,
-        reads: Vec::new(),
-        writes: Vec::new(),
-        annotations: Attrs::default(),
-        alloc_buffers: allocs,
-        match_buffers: Vec::new(),
-        init: None,
-        body,
-    })))
 }
 
 /// The values of the row variables for the flat row index `r` (row-major over their

@@ -16,9 +16,9 @@
 use std::collections::HashMap;
 
 use relax_ir::tir::BufferRegion;
-use relax_ir::{AttrValue, Attrs, Buffer, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
+use relax_ir::{AttrValue, Attrs, Buffer, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
-use super::nest::{Nest, block, block_mut};
+use super::nest::{Nest, block, block_mut, spatial_nest};
 
 /// Rebuilds `e` with every load of `buf` replaced by `with(indices)`; unchanged nodes
 /// keep their handles, changed ones are rebuilt exactly (no folding).
@@ -164,15 +164,7 @@ pub fn single_store(f: &PrimFunc, s: Stmt) -> Option<(Buffer, Vec<PrimExpr>, Pri
 
 /// The elementwise producer of nest `s`: its buffer, iteration variables and value.
 fn producer(f: &PrimFunc, s: Stmt, allocs: &[Buffer]) -> Option<(Nest, Buffer, Vec<SymVar>, PrimExpr)> {
-    let nest = Nest::read(f, s)?;
-    nest.identity_bindings(f)?;
-    let b = block(f, nest.block);
-    if b.init.is_some() || b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
-        return None;
-    }
-    if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) {
-        return None;
-    }
+    let (nest, b) = spatial_nest(f, s)?;
     let (x, indices, value) = single_store(f, b.body)?;
     if !allocs.contains(&x) || indices.len() != b.iter_vars.len() {
         return None;

@@ -46,7 +46,7 @@ use relax_ir::{BinOp, Buffer, DataType, IterKind, Pool, PrimExpr, PrimExprData, 
 
 use self::tile::{PackSource, Part};
 use super::inline::{collect_loads, mentions, single_store};
-use super::nest::{Nest, block, ceil_div};
+use super::nest::{Nest, block, ceil_div, spatial_nest};
 
 /// The recognized pieces of a matmul nest.
 struct Matmul {
@@ -112,16 +112,8 @@ fn is_matmul_class(f: &PrimFunc, update: PrimExpr, c: Buffer, i: SymVar, j: SymV
 
 /// The epilogue nest at `s`: a spatial block that reads `c` only at its own iteration
 /// variables (in order, over `c`'s shape), with identity bindings.
-fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<Epilogue> {
-    let nest = Nest::read(f, s)?;
-    nest.identity_bindings(f)?;
-    let b = block(f, nest.block);
-    if b.init.is_some() || b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
-        return None;
-    }
-    if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) {
-        return None;
-    }
+pub(super) fn epilogue(f: &PrimFunc, s: Stmt, c: Buffer) -> Option<Epilogue> {
+    let (_, b) = spatial_nest(f, s)?;
     let shape = &f.buffer(c).shape;
     if b.iter_vars.len() != shape.len() || b.iter_vars.iter().zip(shape).any(|(iv, &d)| iv.dom.extent != d) {
         return None;
@@ -150,11 +142,11 @@ fn bin(p: &mut Pool, op: BinOp, a: PrimExpr, b: PrimExpr) -> PrimExpr {
 
 /// The elementwise step after a matmul that reads its result: `out[idx] = value`
 /// over iteration variables `vars`.
-struct Epilogue {
-    out: Buffer,
-    idx: Vec<PrimExpr>,
-    value: PrimExpr,
-    vars: Vec<SymVar>,
+pub(super) struct Epilogue {
+    pub(super) out: Buffer,
+    pub(super) idx: Vec<PrimExpr>,
+    pub(super) value: PrimExpr,
+    pub(super) vars: Vec<SymVar>,
 }
 
 /// What the tile nests of one matmul share.

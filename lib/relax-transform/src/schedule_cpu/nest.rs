@@ -286,3 +286,36 @@ pub fn copy_stmt(f: &mut PrimFunc, s: Stmt, map: &HashMap<SymVar, PrimExpr>) -> 
     };
     f.stmts.push(new)
 }
+
+/// The nest at `s` when it is a plain spatial block: identity bindings, no `T.init`,
+/// predicate, allocations or match buffers, and every iteration variable spatial (an
+/// elementwise producer or epilogue).
+pub fn spatial_nest(f: &PrimFunc, s: Stmt) -> Option<(Nest, &BlockNode)> {
+    let nest = Nest::read(f, s)?;
+    nest.identity_bindings(f)?;
+    let b = block(f, nest.block);
+    if b.init.is_some() || b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
+        return None;
+    }
+    if b.iter_vars.iter().any(|iv| iv.kind != IterKind::Spatial) {
+        return None;
+    }
+    Some((nest, b))
+}
+
+/// A block without iteration variables: a scope for the allocations `allocs` around
+/// `body`.
+pub fn scope_block(f: &mut PrimFunc, name: String, allocs: Vec<relax_ir::Buffer>, body: Stmt) -> Stmt {
+    f.stmts.push(StmtData::Block(Box::new(BlockNode {
+        name,
+        iter_vars: Vec::new(),
+        predicate: None,
+        reads: Vec::new(),
+        writes: Vec::new(),
+        annotations: Attrs::default(),
+        alloc_buffers: allocs,
+        match_buffers: Vec::new(),
+        init: None,
+        body,
+    })))
+}

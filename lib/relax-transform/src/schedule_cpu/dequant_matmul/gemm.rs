@@ -34,9 +34,10 @@ use std::collections::HashMap;
 
 use relax_ir::{BinOp, Buffer, ForKind, PrimExpr, PrimFunc, Stmt, StmtData, SymVar};
 
+use super::super::nest::scope_block;
 use super::hoist::hoist;
 use super::ksplit::{self, Split, bin};
-use super::{Epilogue, Fused, Output, local, lp, lpc, opaque_block, row_values};
+use super::{Epilogue, Fused, Output, local, lp, lpc, row_values};
 use crate::schedule_cpu::nest::{Loop, ceil_div, wrap};
 
 /// Vector accumulators of a register tile (MR rows by NB / lanes vectors).
@@ -168,7 +169,7 @@ pub fn build(f: &mut PrimFunc, fused: &Fused, epi: Option<&Epilogue>, vector_bit
         stmts.push(cx.tiles(f, count, mr, first));
     }
     let body = f.stmts.push(StmtData::Seq(stmts));
-    let blk = opaque_block(f, format!("{}_panel", fused.name), allocs, body);
+    let blk = scope_block(f, format!("{}_panel", fused.name), allocs, body);
     Some((wrap(f, &[jl], blk), epi.is_some()))
 }
 

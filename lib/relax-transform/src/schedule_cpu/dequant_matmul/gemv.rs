@@ -26,9 +26,10 @@
 
 use relax_ir::{BinOp, ForKind, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
+use super::super::nest::scope_block;
 use super::hoist::hoist;
 use super::ksplit::{self, bin};
-use super::{Epilogue, Fused, MAX_GEMV_ROWS, Output, local, lp, lpc, opaque_block, row_values, substitute};
+use super::{Epilogue, Fused, MAX_GEMV_ROWS, Output, local, lp, lpc, row_values, substitute};
 use crate::schedule_cpu::nest::{Loop, wrap};
 
 /// The constant row count of `fused`, when it takes this schedule.
@@ -127,6 +128,6 @@ pub fn build(f: &mut PrimFunc, fused: &Fused, epi: Option<&Epilogue>, vector_bit
     let s_out = wrap(f, &r2.into_iter().collect::<Vec<_>>(), seq);
 
     let body = f.stmts.push(StmtData::Seq(vec![s_init, s_red, s_out]));
-    let blk = opaque_block(f, format!("{}_gemv", fused.name), [vec![acc, red], hoisted.buffers].concat(), body);
+    let blk = scope_block(f, format!("{}_gemv", fused.name), [vec![acc, red], hoisted.buffers].concat(), body);
     Some((wrap(f, &[jl], blk), epi.is_some()))
 }

@@ -3,13 +3,11 @@
 
 use std::collections::HashMap;
 
-use relax_ir::tir::{BlockNode, BufferData};
-use relax_ir::{
-    Attrs, BinOp, Buffer, DataType, ForKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar,
-};
+use relax_ir::tir::BufferData;
+use relax_ir::{BinOp, Buffer, DataType, ForKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
 use super::super::inline::{collect_loads, replace_loads};
-use super::super::nest::{Loop, block, ceil_div, copy_stmt, mul_add, wrap};
+use super::super::nest::{Loop, block, ceil_div, copy_stmt, mul_add, scope_block, wrap};
 use super::{Epilogue, MR, Matmul, Plan, bin, ns_i};
 
 /// The largest packed B panel (K x NR elements), in bytes: the code generator keeps it
@@ -75,22 +73,6 @@ pub fn pack_source(f: &PrimFunc, mm: &Matmul, ke: PrimExpr, nr: i64) -> Option<P
 fn var(f: &mut PrimFunc, name: String) -> (SymVar, PrimExpr) {
     let v = f.pool.new_var(name, DataType::INT64);
     (v, f.pool.var_ref(v))
-}
-
-/// A block without iteration variables (a scope for allocations).
-fn scope_block(f: &mut PrimFunc, name: String, allocs: Vec<Buffer>, body: Stmt) -> Stmt {
-    f.stmts.push(StmtData::Block(Box::new(BlockNode {
-        name,
-        iter_vars: Vec::new(),
-        predicate: None,
-        reads: Vec::new(),
-        writes: Vec::new(),
-        annotations: Attrs::default(),
-        alloc_buffers: allocs,
-        match_buffers: Vec::new(),
-        init: None,
-        body,
-    })))
 }
 
 /// A local buffer `name` of `shape`.
