@@ -19,25 +19,14 @@ use relax_ir::{DataType, Func, Module};
 use relax_runtime::value::shared_bytes;
 use relax_runtime::{Interpreter, Tensor, Value};
 use relax_transform::quant::{self, QuantType};
+use support::rng::Rng;
+
+mod support {
+    pub mod rng;
+}
 
 /// Output columns: odd, so no vector width divides them.
 const N: usize = 37;
-
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [-1, 1).
-    fn float(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    }
-}
 
 /// A weight type: the GGUF type, the parameter's dtype and the reduction length used.
 #[derive(Clone, Copy, Debug)]
@@ -139,8 +128,8 @@ fn call(m: &Module, native: Option<&dyn relax_runtime::native::NativeKernels>, a
 /// The inputs: `rows` activation rows and a weight quantized from random floats.
 fn inputs(w: Weight, rows: usize, rng: &mut Rng) -> Vec<Value> {
     let k = w.k();
-    let x: Vec<u8> = (0..rows * k).flat_map(|_| rng.float().to_le_bytes()).collect();
-    let values: Vec<f32> = (0..N * k).map(|_| rng.float()).collect();
+    let x: Vec<u8> = (0..rows * k).flat_map(|_| rng.uniform().to_le_bytes()).collect();
+    let values: Vec<f32> = (0..N * k).map(|_| rng.uniform()).collect();
     let bytes = relax_gguf::quantize(w.ggml(), &values).expect("quantizes");
     let (cols, dt) = w.param();
     vec![

@@ -13,6 +13,11 @@ use relax_ir::{DataType, Func, Module};
 use relax_runtime::value::shared_bytes;
 use relax_runtime::{Interpreter, Tensor, Value};
 use relax_transform::quant::{self, QuantType};
+use support::rng::Rng;
+
+mod support {
+    pub mod rng;
+}
 
 const ROWS: usize = 48;
 const BLOCKS_PER_ROW: usize = 3;
@@ -23,26 +28,6 @@ fn ggml(ty: QuantType) -> GgmlType {
         QuantType::Q4_0 => GgmlType::Q4_0,
         QuantType::Q4K => GgmlType::Q4_K,
         QuantType::Q6K => GgmlType::Q6_K,
-    }
-}
-
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn byte(&mut self) -> u8 {
-        (self.next() >> 56) as u8
-    }
-    /// Roughly normal, scaled by a random power of two (a sum of uniforms).
-    fn float(&mut self, scale: f32) -> f32 {
-        let s: f32 = (0..4).map(|_| (self.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5).sum();
-        s * scale
     }
 }
 
@@ -72,7 +57,7 @@ fn inputs(ty: QuantType, k: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
     let mut floats = Vec::with_capacity(ROWS * k);
     for r in 0..ROWS {
         let scale = (2f32).powi((r % 9) as i32 - 4);
-        floats.extend((0..k).map(|_| rng.float(scale)));
+        floats.extend((0..k).map(|_| rng.normal(scale)));
     }
     let quantized = relax_gguf::quantize(ggml(ty), &floats).expect("quantizes");
     vec![random, quantized]
