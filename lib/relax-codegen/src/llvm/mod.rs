@@ -107,8 +107,7 @@ impl Options {
 
     /// True when the target is another architecture than the host's.
     pub fn is_cross(&self) -> bool {
-        let arch = |t: &TargetTriple| t.as_str().to_string_lossy().split('-').next().unwrap_or("").to_string();
-        self.triple.is_some() && arch(&self.target_triple()) != arch(&TargetMachine::get_default_triple())
+        self.triple.is_some() && arch_of(&self.target_triple()) != arch_of(&TargetMachine::get_default_triple())
     }
 
     /// The CPU name and feature string to use: for another architecture, `generic` and
@@ -146,6 +145,21 @@ fn host_features(features: &str) -> String {
     }
 }
 
+/// The architecture of a triple: its first component.
+fn arch_of(triple: &TargetTriple) -> String {
+    triple.as_str().to_string_lossy().split('-').next().unwrap_or("").to_string()
+}
+
+/// The CPU names and target features LLVM knows for `arch` ([`cpus`]), when we have them.
+fn known_names(arch: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+    match arch {
+        "x86_64" => Some((cpus::X86_64, cpus::X86_64_FEATURES)),
+        "aarch64" | "arm64" => Some((cpus::AARCH64, cpus::AARCH64_FEATURES)),
+        "riscv64" => Some((cpus::RISCV64, cpus::RISCV64_FEATURES)),
+        _ => None,
+    }
+}
+
 /// Whether a feature string turns `feature` on: its last mention is `+feature`.
 fn feature_on(features: &str, feature: &str) -> bool {
     features
@@ -161,12 +175,7 @@ fn feature_on(features: &str, feature: &str) -> bool {
 /// `triple`'s architecture ([`cpus`]); LLVM itself ignores unknown ones with a warning.
 pub fn check_features(triple: &str, features: &str) -> Result<(), CodegenError> {
     let arch = triple.split('-').next().unwrap_or("");
-    let known = match arch {
-        "x86_64" => cpus::X86_64_FEATURES,
-        "aarch64" | "arm64" => cpus::AARCH64_FEATURES,
-        "riscv64" => cpus::RISCV64_FEATURES,
-        _ => return Ok(()),
-    };
+    let Some((_, known)) = known_names(arch) else { return Ok(()) };
     for item in features.split(',').filter(|x| !x.is_empty()) {
         let Some(name) = item.strip_prefix('+').or_else(|| item.strip_prefix('-')) else {
             return Err(CodegenError::new(format!(
@@ -270,7 +279,7 @@ pub const TARGET_ARCHS: &[&str] = &["x86_64", "aarch64", "riscv64"];
 pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
     initialize()?;
     let triple = opts.target_triple();
-    let arch = triple.as_str().to_string_lossy().split('-').next().unwrap_or("").to_string();
+    let arch = arch_of(&triple);
     if opts.triple.is_some() && !TARGET_ARCHS.contains(&arch.as_str()) {
         let given = opts.triple.as_deref().unwrap_or("");
         let hint = match relax_ir::diag::suggest(&arch, TARGET_ARCHS.iter().copied()) {
@@ -305,12 +314,7 @@ pub fn host_machine(opts: &Options) -> Result<TargetMachine, CodegenError> {
 /// only warns, then may abort. Architectures without a table pass.
 pub fn check_cpu(triple: &str, cpu: &str) -> Result<(), CodegenError> {
     let arch = triple.split('-').next().unwrap_or("");
-    let known = match arch {
-        "x86_64" => cpus::X86_64,
-        "aarch64" | "arm64" => cpus::AARCH64,
-        "riscv64" => cpus::RISCV64,
-        _ => return Ok(()),
-    };
+    let Some((known, _)) = known_names(arch) else { return Ok(()) };
     if known.contains(&cpu) {
         return Ok(());
     }
