@@ -413,7 +413,7 @@ def llama_bench():
 # Measurements.
 
 PREFILL_RE = re.compile(r"prefill: (\d+) prompt tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s\)")
-JIT_RE = re.compile(r"jit: (\d+) kernels ready in ([0-9.]+) s \((\d+) from the compile cache\)")
+JIT_RE = re.compile(r"jit: (\d+) kernels ready in ([0-9.]+) s \((\d+) from the compile cache[;)]")
 DECODE_RE = re.compile(r"decode: (\d+) tokens in ([0-9.]+) ms \(([0-9.]+) tokens/s, median step ([0-9.]+) ms\)")
 TEST_NAMES = {"tg": "tg", "pp16": "pp16", "pp512": "pp512", "depth": "tg@{depth}"}
 

@@ -54,7 +54,7 @@ def relax_run(relax, module, syms, extra):
     wall = time.perf_counter() - t
     if r.returncode != 0:
         sys.exit(f"relax-run failed ({' '.join(cmd)}):\n{r.stderr[-2000:]}")
-    m = re.search(r"jit: (\d+) kernels ready in ([0-9.]+) s \((\d+) from the compile cache\)", r.stderr)
+    m = re.search(r"jit: (\d+) kernels ready in ([0-9.]+) s \((\d+) from the compile cache[;)]", r.stderr)
     if not m:
         sys.exit(f"relax-run printed no `jit:` line:\n{r.stderr[-2000:]}")
     return wall, float(m.group(2)), int(m.group(1)), int(m.group(3))

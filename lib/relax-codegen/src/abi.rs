@@ -26,6 +26,42 @@
 
 use relax_ir::{DataType, PrimExprData, PrimFunc, SymVar};
 
+/// The runtime function that runs an outlined parallel loop:
+/// `i32 relax_parallel_for(ptr body, ptr closure, i64 n, i64 min_chunk)` calls
+/// `i32 body(ptr closure, i64 begin, i64 end)` on chunks of `[0, n)` (each at least
+/// `min_chunk` iterations long, except the last) from a thread pool, and returns the
+/// first non-zero result, or 0.
+pub const PARALLEL_FOR: &str = "relax_parallel_for";
+
+/// The stack a compiled kernel may need, in bytes: allocations of up to 512 KiB live on
+/// the stack (in the kernel, and in each thread running a parallel loop body), so a
+/// caller runs kernels with at least this much stack left, and the threads of a pool
+/// that runs parallel loops have at least this much.
+pub const KERNEL_STACK: usize = 1 << 20;
+
+/// Math functions the kernels call whose results must match the Rust functions the
+/// interpreter uses (the `libm` crate's `erf`, `nextafter`; Rust's own `asinh`, `acosh`,
+/// `atanh`): `f32 name_f32(f32 ...)` / `f64 name_f64(f64 ...)`. The runtime defines them
+/// (`relax_runtime::kernel_rt`): the JIT maps them by address, a compiled library reaches
+/// them through the pointers its loader sets.
+pub const MATH_HELPERS: &[&str] = &[
+    "relax_erf_f32",
+    "relax_erf_f64",
+    "relax_asinh_f32",
+    "relax_asinh_f64",
+    "relax_acosh_f32",
+    "relax_acosh_f64",
+    "relax_atanh_f32",
+    "relax_atanh_f64",
+    "relax_nextafter_f32",
+    "relax_nextafter_f64",
+];
+
+/// In a compiled library (`--emit=lib`), the runtime function `name` above is reached
+/// through an exported pointer `relax_rt_ptr_<name>` that the loader sets
+/// (`relax_codegen::llvm::library_object`).
+pub const IMPORT_PREFIX: &str = "relax_rt_ptr_";
+
 /// What a slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlotKind {

@@ -9,6 +9,10 @@ pub mod expected;
 mod generate;
 mod gpu;
 pub mod ir_text;
+#[cfg(feature = "llvm")]
+mod library;
+#[cfg(feature = "llvm")]
+mod link;
 pub mod llm;
 pub mod lowering;
 mod opt;

@@ -250,9 +250,18 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
     let timed = cli.repeat > 1 || cli.gen_args.generate;
     let ran = relax_runtime::jit::compile_with(&module, &opts, &jit_opts, |jk| {
         if timed {
+            let p = &jk.phase_seconds;
+            let phases = if jk.cached < jk.len() {
+                format!(
+                    "; CPU time: TIR to LLVM IR {:.3} s, LLVM optimization {:.3} s, machine code {:.3} s",
+                    p.lower, p.optimize, p.machine_code
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 io.stderr,
-                "relax-run: jit: {} kernels ready in {:.3} s ({} from the compile cache)",
+                "relax-run: jit: {} kernels ready in {:.3} s ({} from the compile cache{phases})",
                 jk.len(),
                 jk.compile_seconds,
                 jk.cached

@@ -29,8 +29,9 @@ use crate::ir_text::verify_diagnostics;
 struct TranslateCli {
     /// Input module (`-` or absent: standard input).
     input: Option<String>,
-    /// The output: `llvm` (LLVM IR text), `asm`, `obj` (host code); `ptx`, `spirv`.
-    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "ptx", "spirv"], required_unless_present = "import_gguf", conflicts_with = "import_gguf")]
+    /// The output: `llvm` (LLVM IR text), `asm`, `obj` (the kernels' code), `lib` (a shared
+    /// library: kernels, executable and manifest; docs/library.md); `ptx`, `spirv`.
+    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "lib", "ptx", "spirv"], required_unless_present = "import_gguf", conflicts_with = "import_gguf")]
     emit: Option<String>,
     /// Write the Relax module of the model in this GGUF file (`prefill` and `decode`,
     /// weights as parameters named after its tensors; docs/llm.md) instead of compiling.
@@ -58,6 +59,15 @@ struct TranslateCli {
     /// Target features to turn on or off (`+avx2,-avx512f`), on top of the CPU's.
     #[arg(long = "mattr", value_name = "FEATURES")]
     mattr: Option<String>,
+    /// With `--emit=lib`: the C compiler driver that links the library (default: `cc` for
+    /// the host, `ARCH-linux-gnu-gcc` for another GNU/Linux target, `$RELAX_LINKER` when
+    /// set).
+    #[arg(long = "linker", value_name = "CMD")]
+    linker: Option<String>,
+    /// With `--emit=lib`: leave the module's source text out of the library (run-time
+    /// errors then name no source line).
+    #[arg(long = "strip-source")]
+    strip_source: bool,
     /// The GPU architecture for `--emit=ptx`.
     #[arg(long = "ptx-arch", value_name = "ARCH", default_value = "sm_80")]
     ptx_arch: String,
@@ -157,6 +167,13 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         report(io, "relax-translate", &file, &d, color);
         return 1;
     }
+    if emit_kind != "lib" && (cli.linker.is_some() || cli.strip_source) {
+        let flag = if cli.linker.is_some() { "--linker" } else { "--strip-source" };
+        return fail(io, format!("`{flag}` is for `--emit=lib`"));
+    }
+    if emit_kind == "lib" {
+        return emit_lib(&module, &file, &cli, io, color);
+    }
     let out = match emit(&module, &cli) {
         Ok(bytes) => bytes,
         Err(d) => {
@@ -179,14 +196,9 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
 
 #[cfg(feature = "llvm")]
 fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Diagnostic>> {
-    use relax_codegen::llvm::{self, Emit, Options, inkwell::context::Context};
+    use relax_codegen::llvm::{self, Emit, inkwell::context::Context};
     let one = |e: relax_codegen::CodegenError| vec![e.to_diagnostic()];
-    let opts = Options {
-        opt_level: cli.opt_level,
-        cpu: cli.mcpu.clone(),
-        features: cli.mattr.clone(),
-        triple: cli.target.clone(),
-    };
+    let opts = codegen_options(cli);
     let tm = llvm::host_machine(&opts).map_err(one)?;
     let cx = Context::create();
     let lowered = llvm::lower_module(&cx, module, &tm, &opts);
@@ -214,6 +226,53 @@ fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Di
     }
     out.extend(llvm::emit(&lowered.module, &tm, kind).map_err(one)?);
     Ok(out)
+}
+
+/// `--emit=lib`: the shared library `-o` names.
+#[cfg(feature = "llvm")]
+fn emit_lib(module: &relax_ir::Module, file: &crate::source::SourceFile, cli: &TranslateCli, io: &mut Io<'_>, color: bool) -> i32 {
+    let Some(out) = &cli.output else {
+        return fail(io, "`--emit=lib` writes a file: give it with `-o FILE.so`");
+    };
+    let opts = codegen_options(cli);
+    let executable = match crate::library::executable_bytes(module) {
+        Ok(b) => b,
+        Err(d) => {
+            report(io, "relax-translate", file, &d, color);
+            return 1;
+        }
+    };
+    let req = crate::library::LibraryRequest {
+        module,
+        file,
+        executable,
+        opts: &opts,
+        linker: cli.linker.as_deref(),
+        strip_source: cli.strip_source,
+    };
+    match crate::library::write_library(req, std::path::Path::new(out)) {
+        Ok(()) => 0,
+        Err(d) => {
+            report(io, "relax-translate", file, &d, color);
+            1
+        }
+    }
+}
+
+#[cfg(not(feature = "llvm"))]
+fn emit_lib(_: &relax_ir::Module, _: &crate::source::SourceFile, _: &TranslateCli, io: &mut Io<'_>, _: bool) -> i32 {
+    fail(io, "this build of relax-translate has no LLVM backend (built without the `llvm` feature)")
+}
+
+/// The code generator's options from the flags.
+#[cfg(feature = "llvm")]
+fn codegen_options(cli: &TranslateCli) -> relax_codegen::llvm::Options {
+    relax_codegen::llvm::Options {
+        opt_level: cli.opt_level,
+        cpu: cli.mcpu.clone(),
+        features: cli.mattr.clone(),
+        triple: cli.target.clone(),
+    }
 }
 
 /// `--import-gguf`: the module of a GGUF model, printed.

@@ -12,7 +12,9 @@
 //! * [`lowering`]: what the interpreter falls back to for ops without a reference kernel
 //!   (the driver hands in `legalize-ops`); the interpreter does not depend on the passes.
 //! * [`native`]: the interface through which compiled kernels replace the TIR
-//!   interpreter; `jit` (feature `llvm`): PrimFuncs compiled by LLVM (`docs/codegen.md`);
+//!   interpreter; `kernel_rt` (feature `native`): what compiled kernels call at run time
+//!   (no LLVM); `library` (feature `native`): compiled libraries opened with the system's
+//!   loader (`docs/library.md`); `jit` (feature `llvm`): PrimFuncs compiled by LLVM (`docs/codegen.md`);
 //!   `vulkan` (feature `vulkan`): SPIR-V kernels on a Vulkan device; `cuda` (feature
 //!   `cuda`): PTX kernels on an NVIDIA GPU through the driver API (`docs/gpu.md`).
 
@@ -26,6 +28,10 @@ mod gpu_host;
 pub mod inputs;
 #[cfg(feature = "llvm")]
 pub mod jit;
+#[cfg(feature = "native")]
+pub mod kernel_rt;
+#[cfg(feature = "native")]
+pub mod library;
 pub mod lowering;
 pub mod native;
 pub mod npy;

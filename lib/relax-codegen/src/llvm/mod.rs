@@ -21,6 +21,7 @@ mod ffi;
 mod fill;
 mod func;
 mod intrin;
+mod library;
 mod object;
 mod outline;
 mod stmt;
@@ -42,39 +43,12 @@ use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use relax_ir::{Buffer, DataType, Global, Module, PrimFunc, Span, SymVar};
 
 pub(crate) use self::device::{Device, DeviceCx, lower_kernel};
-pub use self::object::{KernelObject, kernel_object};
+pub use self::library::{LibraryObject, library_object};
+pub use self::object::{CompileTimes, KernelObject, kernel_object};
 use crate::abi::KernelAbi;
 use crate::error::CodegenError;
 
-/// The runtime function that runs an outlined parallel loop:
-/// `i32 relax_parallel_for(ptr body, ptr closure, i64 n, i64 min_chunk)` calls
-/// `i32 body(ptr closure, i64 begin, i64 end)` on chunks of `[0, n)` (each at least
-/// `min_chunk` iterations long, except the last) from a thread pool, and returns the
-/// first non-zero result, or 0.
-pub const PARALLEL_FOR: &str = "relax_parallel_for";
-
-/// The stack a compiled kernel may need, in bytes: allocations of up to 512 KiB live on
-/// the stack (in the kernel, and in each thread running a parallel loop body), so a
-/// caller runs kernels with at least this much stack left, and the threads of a pool
-/// that runs parallel loops have at least this much.
-pub const KERNEL_STACK: usize = 1 << 20;
-
-/// Math functions the kernels call whose results must match the Rust functions the
-/// interpreter uses (the `libm` crate's `erf`, `nextafter`; Rust's own `asinh`, `acosh`,
-/// `atanh`): `f32 name_f32(f32 ...)` / `f64 name_f64(f64 ...)`. The JIT maps them to those
-/// functions; an object file needs them from its host.
-pub const MATH_HELPERS: &[&str] = &[
-    "relax_erf_f32",
-    "relax_erf_f64",
-    "relax_asinh_f32",
-    "relax_asinh_f64",
-    "relax_acosh_f32",
-    "relax_acosh_f64",
-    "relax_atanh_f32",
-    "relax_atanh_f64",
-    "relax_nextafter_f32",
-    "relax_nextafter_f64",
-];
+pub use crate::abi::{KERNEL_STACK, MATH_HELPERS, PARALLEL_FOR};
 
 /// Code generation options.
 #[derive(Clone, Debug)]

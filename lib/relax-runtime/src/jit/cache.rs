@@ -106,7 +106,7 @@ impl ObjectCache {
             abi: kernel_abi(f),
             errors,
         };
-        Some(KernelObject { kernel, object })
+        Some(KernelObject { kernel, object, times: Default::default() })
     }
 
     /// Stores a compiled kernel under `key`; the first error is returned (the caller

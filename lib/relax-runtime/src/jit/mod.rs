@@ -14,15 +14,14 @@
 //!   `i32 name_packed(ptr)`. A non-zero result is the kernel's run-time error.
 //! * The runtime functions kernels call: [`relax_parallel_for`] (the thread pool of
 //!   [`pool`], `threads` threads in all, the calling thread included) and the math
-//!   helpers of `relax_codegen::llvm::MATH_HELPERS`, defined in the JIT by address; libm
-//!   functions resolve from the process.
+//!   helpers of `relax_codegen::abi::MATH_HELPERS` ([`crate::kernel_rt`]), defined in the
+//!   JIT by address; libm functions resolve from the process.
 #![expect(unsafe_code, reason = "the JIT calls machine code it generated and hands it raw tensor pointers")]
 
 pub mod cache;
 pub mod objects;
 pub mod orc;
 pub mod perfmap;
-pub mod pool;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -34,6 +33,7 @@ use relax_entity::EntityRef;
 use relax_ir::{Global, Module};
 
 use crate::error::{RunError, RunResult};
+use crate::kernel_rt::{pool, runtime_symbols};
 use crate::native::NativeKernels;
 use crate::scalar::Scalar;
 use crate::value::Value;
@@ -50,6 +50,9 @@ pub struct JitKernels {
     pub compile_seconds: f64,
     /// How many kernels came from the compile cache.
     pub cached: usize,
+    /// CPU seconds the compiled kernels spent in each phase, summed over kernels (the
+    /// phases run on several threads at once, so the sum can pass `compile_seconds`).
+    pub phase_seconds: llvm::CompileTimes,
     /// Seconds spent in machine code since [`NativeKernels::take_kernel_seconds`].
     kernel_seconds: std::cell::Cell<f64>,
     /// The threads of the kernels' parallel loops.
@@ -94,7 +97,11 @@ pub fn compile_with<T>(
     let mut kernels = HashMap::new();
     let mut failed = built.failed;
     let mut map = perfmap::asked().then(Vec::new);
+    let mut phase_seconds = llvm::CompileTimes::default();
     for ko in built.objects {
+        phase_seconds.lower += ko.times.lower;
+        phase_seconds.optimize += ko.times.optimize;
+        phase_seconds.machine_code += ko.times.machine_code;
         match link(&jit, &ko) {
             Ok((addr, k)) => {
                 if let Some(map) = &mut map {
@@ -116,6 +123,7 @@ pub fn compile_with<T>(
         failed,
         compile_seconds: start.elapsed().as_secs_f64(),
         cached: built.cached,
+        phase_seconds,
         kernel_seconds: std::cell::Cell::new(0.0),
         pool: pool::LazyPool::new(jit_opts.threads),
         overwrites: jit_opts.overwrites.iter().flat_map(|(&g, ps)| ps.iter().map(move |&p| (g, p))).collect(),
@@ -194,7 +202,7 @@ impl JitKernels {
         let t = std::time::Instant::now();
         // SAFETY: the slots follow the kernel's ABI; tensors were checked against its
         // buffers by `bind_call`.
-        let code = stacker::maybe_grow(llvm::KERNEL_STACK, 2 * llvm::KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) });
+        let code = stacker::maybe_grow(relax_codegen::abi::KERNEL_STACK, 2 * relax_codegen::abi::KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) });
         self.kernel_seconds.set(self.kernel_seconds.get() + t.elapsed().as_secs_f64());
         if code != 0 {
             let e = k.errors.get(code as usize - 1);
@@ -228,66 +236,4 @@ impl NativeKernels for JitKernels {
     fn overwrites(&self, g: Global, param: usize) -> bool {
         self.kernels.contains_key(&g) && self.overwrites.contains(&(g, param))
     }
-}
-
-/// Runs `body` on chunks of `[0, n)` of at least `min_chunk` iterations on the pool of
-/// the kernel call in progress; the first non-zero result, or 0.
-extern "C" fn relax_parallel_for(body: pool::BodyFn, closure: *mut u8, n: i64, min_chunk: i64) -> i32 {
-    // SAFETY: kernels call this with an outlined loop body and its closure, whose
-    // iterations are independent (a parallel loop), alive for the call.
-    unsafe { pool::run_current(body, closure, n, min_chunk) }
-}
-
-extern "C" fn relax_erf_f32(x: f32) -> f32 {
-    libm::erff(x)
-}
-extern "C" fn relax_erf_f64(x: f64) -> f64 {
-    libm::erf(x)
-}
-extern "C" fn relax_asinh_f32(x: f32) -> f32 {
-    x.asinh()
-}
-extern "C" fn relax_asinh_f64(x: f64) -> f64 {
-    x.asinh()
-}
-extern "C" fn relax_acosh_f32(x: f32) -> f32 {
-    x.acosh()
-}
-extern "C" fn relax_acosh_f64(x: f64) -> f64 {
-    x.acosh()
-}
-extern "C" fn relax_atanh_f32(x: f32) -> f32 {
-    x.atanh()
-}
-extern "C" fn relax_atanh_f64(x: f64) -> f64 {
-    x.atanh()
-}
-extern "C" fn relax_nextafter_f32(x: f32, y: f32) -> f32 {
-    libm::nextafterf(x, y)
-}
-extern "C" fn relax_nextafter_f64(x: f64, y: f64) -> f64 {
-    libm::nextafter(x, y)
-}
-
-/// The runtime functions kernels may call, by symbol.
-fn runtime_symbols() -> Vec<(&'static str, usize)> {
-    let unary32: [(&str, extern "C" fn(f32) -> f32); 4] = [
-        ("relax_erf_f32", relax_erf_f32),
-        ("relax_asinh_f32", relax_asinh_f32),
-        ("relax_acosh_f32", relax_acosh_f32),
-        ("relax_atanh_f32", relax_atanh_f32),
-    ];
-    let unary64: [(&str, extern "C" fn(f64) -> f64); 4] = [
-        ("relax_erf_f64", relax_erf_f64),
-        ("relax_asinh_f64", relax_asinh_f64),
-        ("relax_acosh_f64", relax_acosh_f64),
-        ("relax_atanh_f64", relax_atanh_f64),
-    ];
-    let mut v: Vec<(&'static str, usize)> = vec![(llvm::PARALLEL_FOR, relax_parallel_for as *const () as usize)];
-    v.extend(unary32.iter().map(|&(n, f)| (n, f as usize)));
-    v.extend(unary64.iter().map(|&(n, f)| (n, f as usize)));
-    v.push(("relax_nextafter_f32", relax_nextafter_f32 as *const () as usize));
-    v.push(("relax_nextafter_f64", relax_nextafter_f64 as *const () as usize));
-    debug_assert!(llvm::MATH_HELPERS.iter().all(|h| v.iter().any(|(n, _)| n == h)));
-    v
 }

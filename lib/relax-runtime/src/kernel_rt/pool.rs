@@ -1,4 +1,4 @@
-//! The JIT's thread pool for parallel loops (`relax_parallel_for`).
+//! The thread pool of compiled kernels' parallel loops (`relax_parallel_for`), for the JIT and for loaded libraries.
 //!
 //! A parallel loop in a kernel lasts microseconds in a decode step, so what a launch
 //! costs matters as much as the loop itself. The pool therefore:
@@ -32,7 +32,7 @@ const SPIN: Duration = Duration::from_micros(200);
 /// Chunks per thread a loop is cut into (when its minimum chunk allows).
 const CHUNKS_PER_THREAD: i64 = 4;
 /// The stack of a helper thread (kernels keep buffers of up to 512 KiB on the stack).
-const STACK: usize = 4 * relax_codegen::llvm::KERNEL_STACK;
+const STACK: usize = 4 * relax_codegen::abi::KERNEL_STACK;
 
 /// What the caller and the helpers share.
 struct Shared {

@@ -1,0 +1,133 @@
+//! Compiled libraries (`relax-translate --emit=lib`, `docs/library.md`), opened with the
+//! system's dynamic loader: no LLVM and no parser at run time.
+//!
+//! [`Library::open`] loads the shared object, checks and reads its [`manifest`] and its
+//! executable (the `relax_manifest` and `relax_executable` byte arrays), points the
+//! library's runtime imports (`relax_rt_ptr_<name>`, `relax_codegen::abi::IMPORT_PREFIX`)
+//! at this process's [`crate::kernel_rt`] functions, and resolves every kernel's packed
+//! entry point. [`Library::call_kernel`] runs one kernel on filled ABI slots on the
+//! library's thread pool, turning a non-zero result into the kernel's error message at
+//! its source span.
+#![expect(unsafe_code, reason = "a loaded library is machine code called through raw pointers")]
+
+pub mod manifest;
+
+use std::path::Path;
+
+use relax_codegen::abi::{IMPORT_PREFIX, KERNEL_STACK};
+
+use crate::error::{RunError, RunResult};
+use crate::kernel_rt::{pool, runtime_symbols};
+use manifest::Manifest;
+
+/// `i32 name_packed(u64 *slots)`.
+pub type PackedFn = unsafe extern "C" fn(*mut u64) -> i32;
+
+/// The symbol of the manifest's bytes (`<symbol>_size` holds their length).
+pub const MANIFEST_SYMBOL: &str = "relax_manifest";
+/// The symbol of the executable's bytes (`<symbol>_size` holds their length).
+pub const EXECUTABLE_SYMBOL: &str = "relax_executable";
+
+/// An opened library.
+pub struct Library {
+    /// What it holds besides code.
+    pub manifest: Manifest,
+    /// The kernels' entry points, by manifest index.
+    kernels: Vec<PackedFn>,
+    /// The executable's bytes (copied out of the library).
+    executable: Vec<u8>,
+    /// The threads of the kernels' parallel loops.
+    pool: pool::LazyPool,
+    /// Keeps the code mapped; dropped last.
+    _lib: libloading::Library,
+}
+
+impl Library {
+    /// Opens the library at `path`; its parallel loops use `threads` threads in all, the
+    /// calling thread included (0: one per CPU).
+    pub fn open(path: &Path, threads: usize) -> RunResult<Library> {
+        let shown = path.display();
+        if !path.exists() {
+            return Err(RunError::new(format!("cannot open library `{shown}`: no such file")));
+        }
+        // SAFETY: loading runs the library's initializers; a relax library has none of
+        // its own (it is kernels and data), and a foreign one is rejected below before
+        // any of its code is called.
+        let lib = unsafe { libloading::Library::new(path) }
+            .map_err(|e| RunError::new(format!("cannot load library `{shown}`: {e}")))?;
+        let manifest_bytes = data(&lib, MANIFEST_SYMBOL)
+            .ok_or_else(|| RunError::new(format!("`{shown}` is not a relax library (it has no `{MANIFEST_SYMBOL}`)")))?;
+        let manifest = Manifest::from_bytes(manifest_bytes).map_err(|e| RunError::new(format!("`{shown}`: {e}")))?;
+        let executable = data(&lib, EXECUTABLE_SYMBOL)
+            .ok_or_else(|| RunError::new(format!("`{shown}` has no executable (`{EXECUTABLE_SYMBOL}`)")))?
+            .to_vec();
+        for (name, addr) in runtime_symbols() {
+            let slot = format!("{IMPORT_PREFIX}{name}");
+            // SAFETY: `relax_rt_ptr_<name>` is a pointer-sized, writable global of the
+            // library (`relax_codegen::llvm::library_object`), read only by its kernels.
+            if let Ok(sym) = unsafe { lib.get::<*mut usize>(slot.as_bytes()) } {
+                unsafe { (*sym).write(addr) };
+            }
+        }
+        let mut kernels = Vec::with_capacity(manifest.kernels.len());
+        for k in &manifest.kernels {
+            // SAFETY: the manifest names the `i32 (ptr)` entry point of each kernel.
+            let f = unsafe { lib.get::<PackedFn>(k.symbol.as_bytes()) }.map_err(|e| {
+                RunError::new(format!("`{shown}`: kernel `{}` has no entry point `{}`: {e}", k.name, k.symbol))
+            })?;
+            kernels.push(*f);
+        }
+        Ok(Library { manifest, kernels, executable, pool: pool::LazyPool::new(threads), _lib: lib })
+    }
+
+    /// The executable's bytes.
+    pub fn executable(&self) -> &[u8] {
+        &self.executable
+    }
+
+    /// The manifest index of the kernel with packed symbol `symbol`.
+    pub fn kernel_index(&self, symbol: &str) -> Option<usize> {
+        self.manifest.kernels.iter().position(|k| k.symbol == symbol)
+    }
+
+    /// The entry point of kernel `index`.
+    pub fn kernel(&self, index: usize) -> Option<PackedFn> {
+        self.kernels.get(index).copied()
+    }
+
+    /// Runs kernel `index` on `slots` (filled per `relax_codegen::abi`) on the library's
+    /// thread pool; a non-zero result is the kernel's run-time error.
+    ///
+    /// # Safety
+    /// `slots` must follow the kernel's ABI: tensor addresses of buffers checked against
+    /// its parameters, symbolic variables' values, a result word where it has one.
+    pub unsafe fn call_kernel(&self, index: usize, slots: &mut [u64]) -> RunResult<()> {
+        let (f, info) = match (self.kernels.get(index), self.manifest.kernels.get(index)) {
+            (Some(f), Some(info)) => (*f, info),
+            _ => return Err(RunError::new(format!("the library has no kernel {index}"))),
+        };
+        let _pool = pool::Enter::new(&self.pool);
+        // SAFETY: the caller filled the slots per the kernel's ABI.
+        let code = stacker::maybe_grow(KERNEL_STACK, 2 * KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) });
+        if code == 0 {
+            return Ok(());
+        }
+        Err(match info.errors.get(code as usize - 1) {
+            Some(e) => RunError::at(e.span, e.message.clone()),
+            None => RunError::new(format!("PrimFunc `{}` failed with code {code}", info.name)),
+        })
+    }
+}
+
+/// The bytes of the data array `name` (with its `<name>_size`) of `lib`.
+fn data<'l>(lib: &'l libloading::Library, name: &str) -> Option<&'l [u8]> {
+    // SAFETY: `name` and `name_size` are a constant byte array and its 64-bit length,
+    // written together by `relax_codegen::llvm::library_object`; the bytes live as long
+    // as the library stays loaded, which `'l` ties them to.
+    unsafe {
+        let at = lib.get::<*const u8>(name.as_bytes()).ok()?;
+        let size = lib.get::<*const u64>(format!("{name}_size").as_bytes()).ok()?;
+        let n = usize::try_from((*size).read_unaligned()).ok()?;
+        Some(std::slice::from_raw_parts(*at, n))
+    }
+}

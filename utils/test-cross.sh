@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The cross-compilation test (docs/library.md): examples/mlp.rlx as a shared library and
+# the C example (examples/c/run_model.c) with the C runtime, built for the host and for
+# aarch64 (Debian's cross gcc, Rust's aarch64 target), run natively and under
+# qemu-aarch64; both must print the interpreter's numbers (relax-run --engine interp on
+# the same inputs). Says it is skipped, and why, when a cross tool is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target_dir="$(realpath "${CARGO_TARGET_DIR:-target}")"
+out="$target_dir/cross-test"
+mkdir -p "$out"
+skip() { echo "test-cross: skipped: $*"; exit 0; }
+command -v qemu-aarch64 >/dev/null || skip "qemu-aarch64 is not installed (Debian package qemu-user)"
+command -v aarch64-linux-gnu-gcc >/dev/null || skip "aarch64-linux-gnu-gcc is not installed (gcc-aarch64-linux-gnu)"
+rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-gnu$' ||
+  skip "Rust's aarch64-unknown-linux-gnu target is not installed (rustup target add aarch64-unknown-linux-gnu)"
+
+cargo build --quiet -p relax-translate -p relax-run -p relax-capi
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  cargo build --quiet -p relax-capi --target aarch64-unknown-linux-gnu
+bin="$target_dir/debug"
+model=examples/mlp.rlx
+shapes=(8x64 64x128 128 128x10)
+
+"$bin/relax-translate" "$model" --emit=lib -o "$out/mlp-x86_64.so"
+"$bin/relax-translate" "$model" --emit=lib --target aarch64-linux-gnu -o "$out/mlp-aarch64.so"
+cc -O1 examples/c/run_model.c -Ilib/relax-capi/include "$bin/librelax_runtime_c.a" -lm -ldl -lpthread -o "$out/run_model-x86_64"
+aarch64-linux-gnu-gcc -O1 examples/c/run_model.c -Ilib/relax-capi/include \
+  "$target_dir/aarch64-unknown-linux-gnu/debug/librelax_runtime_c.a" -lm -ldl -lpthread -o "$out/run_model-aarch64"
+
+"$out/run_model-x86_64" "$out/mlp-x86_64.so" main "${shapes[@]}" > "$out/x86_64.txt"
+qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/run_model-aarch64" "$out/mlp-aarch64.so" main "${shapes[@]}" > "$out/aarch64.txt"
+
+# The interpreter on the same inputs.
+/usr/bin/python3 - "$out" "${shapes[@]}" <<'PY'
+import sys, numpy as np
+out, shapes = sys.argv[1], sys.argv[2:]
+for p, s in enumerate(shapes):
+    dims = [int(d) for d in s.split("x")]
+    n = int(np.prod(dims))
+    i = np.arange(n, dtype=np.int64)
+    x = (((i * 37 + p) % 101).astype(np.float32) / np.float32(101.0) - np.float32(0.5)).astype(np.float32)
+    np.save(f"{out}/in{p}.npy", x.reshape(dims))
+PY
+inputs=()
+for p in "${!shapes[@]}"; do inputs+=(--input "$out/in$p.npy"); done
+"$bin/relax-run" "$model" --entry main "${inputs[@]}" --output-dir "$out/interp"
+
+/usr/bin/python3 - "$out" <<'PY'
+import sys, numpy as np
+out = sys.argv[1]
+def read(path):
+    outs, cur = [], None
+    for line in open(path):
+        if line.startswith("out"):
+            cur = []
+            outs.append(cur)
+        else:
+            cur.append(float(line))
+    return [np.array(o, dtype=np.float32) for o in outs]
+x86, arm = read(f"{out}/x86_64.txt"), read(f"{out}/aarch64.txt")
+ref = [np.load(f"{out}/interp/out0.npy").ravel()]
+assert len(x86) == len(arm) == len(ref), (len(x86), len(arm), len(ref))
+for name, got in (("x86-64", x86), ("aarch64 under qemu", arm)):
+    for g, r in zip(got, ref):
+        if g.shape != r.shape or not np.allclose(g, r, rtol=1e-5, atol=1e-6):
+            sys.exit(f"test-cross: {name}: results differ from the interpreter's (max diff {np.abs(g - r).max()})")
+print(f"test-cross: the library gives the interpreter's numbers on x86-64 and on aarch64 under qemu ({ref[0].size} values)")
+PY
