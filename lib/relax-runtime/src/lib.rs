@@ -11,6 +11,8 @@
 //!   comments.
 //! * [`lowering`]: what the interpreter falls back to for ops without a reference kernel
 //!   (the driver hands in `legalize-ops`); the interpreter does not depend on the passes.
+//! * [`vm`]: the executable form of the Relax level (bytecode, constant pool, kernel
+//!   table, debug table; serializable) and the VM that runs it (`docs/executable.md`).
 //! * [`native`]: the interface through which compiled kernels replace the TIR
 //!   interpreter; `jit` (feature `llvm`): PrimFuncs compiled by LLVM (`docs/codegen.md`);
 //!   `vulkan` (feature `vulkan`): SPIR-V kernels on a Vulkan device; `cuda` (feature
@@ -31,6 +33,7 @@ pub mod native;
 pub mod npy;
 pub mod ops;
 pub mod relax;
+pub mod vm;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 
