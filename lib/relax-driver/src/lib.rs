@@ -15,6 +15,7 @@ mod opt;
 pub mod pipeline;
 pub mod render;
 mod run;
+mod runner;
 pub mod source;
 mod translate;
 pub mod weights;

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use relax_runtime::{Interpreter, RunError, Value, exec_check, inputs, npy, print};
+use relax_runtime::{RunError, Value, exec_check, inputs, npy, print};
 
 use crate::Io;
 use crate::ir_text::verify_diagnostics;
@@ -49,6 +49,12 @@ struct RunCli {
     /// `interp`, or `jit` for a GGUF model.
     #[arg(long, value_name = "ENGINE", value_parser = ["interp", "jit", "vulkan", "cuda"])]
     engine: Option<String>,
+    /// With `--engine jit`: what runs the Relax level, `vm` (the default: the module's
+    /// executable, docs/executable.md) or `interp` (the tree interpreter). Without the
+    /// flag, a module the VM cannot run falls back to the interpreter; with
+    /// `--relax-exec=vm` that is an error.
+    #[arg(long = "relax-exec", value_name = "EXEC", value_parser = ["vm", "interp"])]
+    relax_exec: Option<String>,
     /// With `--engine jit`: do not run the default lowering pipeline.
     #[arg(long = "no-default-pipeline")]
     no_default_pipeline: bool,
@@ -166,7 +172,7 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     if matches!(engine.as_str(), "vulkan" | "cuda") {
         let mut exec = |m: &relax_ir::Module,
                         native: Option<&dyn relax_runtime::native::NativeKernels>,
-                        io: &mut Io<'_>| { execute(&cx, m, native, io) };
+                        io: &mut Io<'_>| { execute(&cx, m, native, None, io) };
         let driver = cli.cuda_driver.as_deref().map(Path::as_os_str);
         return crate::gpu::run_gpu(&engine, !cli.no_default_pipeline, driver, &file, module, color, io, &mut exec);
     }
@@ -175,7 +181,7 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
         return 1;
     }
-    execute(&cx, &module, None, io)
+    execute(&cx, &module, None, None, io)
 }
 
 /// `--convert-weights OUT`: the weights of `--weights-dir` as the module takes them.
@@ -238,6 +244,21 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
         return 1;
     }
     let opts = relax_codegen::llvm::Options::default();
+    // The executable of the Relax level, unless the interpreter runs it.
+    let exec = match cli.relax_exec.as_deref() {
+        Some("interp") => None,
+        explicit => match relax_runtime::vm::Executable::compile(&module) {
+            Ok(mut e) => {
+                e.set_overwrites(&overwrites);
+                Some(e)
+            }
+            Err(err) if explicit.is_some() => {
+                let _ = io.stderr.write_all(render_error(file, &err, color).as_bytes());
+                return 1;
+            }
+            Err(_) => None,
+        },
+    };
     let jit_opts = relax_runtime::jit::JitOptions {
         cache_dir: match (&cli.cache_dir, cli.no_cache) {
             (_, true) => None,
@@ -258,7 +279,17 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
                 jk.cached
             );
         }
-        execute(cx, &module, Some(jk), io)
+        let Some(mut exec) = exec else { return execute(cx, &module, Some(jk), None, io) };
+        if let Err(e) = jk.fill_errors(&mut exec) {
+            return fail(io, e);
+        }
+        // Run what a library would hold: the executable as bytes, read back.
+        let exec = match relax_runtime::vm::Executable::from_bytes(&exec.to_bytes()) {
+            Ok(e) => e,
+            Err(e) => return fail(io, e),
+        };
+        let provider = jk.provider(&exec, &module);
+        execute(cx, &module, Some(jk), Some((&exec, &provider)), io)
     });
     match ran {
         Ok(code) => code,
@@ -295,12 +326,13 @@ fn parse_syms(raw: &[String]) -> Result<Vec<(String, i64)>, String> {
     Ok(syms)
 }
 
-/// Runs the entry (or the `# EXEC:` lines) with the interpreter, PrimFuncs through
-/// `native` when given.
+/// Runs the entry (or the `# EXEC:` lines) with the VM over `vm` when given, else with
+/// the interpreter, PrimFuncs through `native` when given.
 fn execute(
     cx: &RunCx<'_>,
     module: &relax_ir::Module,
     native: Option<&dyn relax_runtime::native::NativeKernels>,
+    vm: Option<(&relax_runtime::vm::Executable, &dyn relax_runtime::vm::KernelProvider)>,
     io: &mut Io<'_>,
 ) -> i32 {
     let (cli, file, color, syms) = (cx.cli, cx.file, cx.color, cx.syms);
@@ -312,11 +344,15 @@ fn execute(
             },
             None => file.clone(),
         };
-        return check_exec(&exec_file, module, native, color, io);
+        return check_exec(&exec_file, module, native, vm, color, io);
     }
     let options = relax_runtime::Options { kernels: !cli.no_kernels, ..Default::default() };
+    let runner = match vm {
+        Some((e, k)) => crate::runner::Runner::vm(e, k, module),
+        None => crate::runner::Runner::interp(module, options, native),
+    };
     if cli.gen_args.generate {
-        return crate::generate::generate(&cli.gen_args, cx.gguf, file, module, native, options, color, io);
+        return crate::generate::generate(&cli.gen_args, cx.gguf, file, module, &runner, color, io);
     }
     let Some(g) = module.lookup(&cli.entry) else {
         return fail(io, format!("the module has no function `{}`", cli.entry));
@@ -333,8 +369,6 @@ fn execute(
         Ok(a) => a,
         Err(e) => return fail(io, e),
     };
-    let mut interp = Interpreter::with_options(module, options).with_lowering(&crate::lowering::Legalize);
-    interp.native = native;
     let mut times = Vec::new();
     let mut kernel_times = Vec::new();
     let mut result = None;
@@ -350,13 +384,13 @@ fn execute(
         }
         let run_args = copies.clone();
         let start = std::time::Instant::now();
-        let r = interp.call_global(g, run_args, relax_ir::Span::NONE);
+        let r = runner.call_global(g, run_args);
         times.push(start.elapsed());
         kernel_times.push(native.map_or(0.0, |n| n.take_kernel_seconds()));
         match r {
             Ok(v) => result = Some(v),
             Err(e) => {
-                let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+                let _ = io.stdout.write_all(runner.printed().as_bytes());
                 let _ = io.stderr.write_all(render_error(file, &e, color).as_bytes());
                 return 1;
             }
@@ -366,7 +400,7 @@ fn execute(
         }
     }
     let result = result.expect("ran at least once");
-    let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+    let _ = io.stdout.write_all(runner.printed().as_bytes());
     if cli.repeat > 1 {
         times.sort();
         let median = times[times.len() / 2];
@@ -457,10 +491,12 @@ fn check_exec(
     file: &SourceFile,
     module: &relax_ir::Module,
     native: Option<&dyn relax_runtime::native::NativeKernels>,
+    vm: Option<(&relax_runtime::vm::Executable, &dyn relax_runtime::vm::KernelProvider)>,
     color: bool,
     io: &mut Io<'_>,
 ) -> i32 {
     let lines = exec_check::collect(&file.text);
+    let vm = vm.map(|(e, k)| relax_runtime::vm::Vm::new(e, k, relax_runtime::vm::VmOptions::default()));
     if lines.is_empty() {
         return fail(io, format!("`{}` has no `# EXEC:` lines", file.name));
     }
@@ -468,7 +504,13 @@ fn check_exec(
     for l in &lines {
         let err = match l {
             Ok(line) => {
-                exec_check::run_line_with(module, line, native, Some(&crate::lowering::Legalize)).err().map(|e| {
+                let ran = match &vm {
+                    Some(vm) => {
+                        exec_check::run_line_call(module, line, &|g, args| vm.call(&module.globals[g].name, args))
+                    }
+                    None => exec_check::run_line_with(module, line, native, Some(&crate::lowering::Legalize)),
+                };
+                ran.err().map(|e| {
                     let e = if e.span.is_none() {
                         RunError { span: relax_ir::Span::new(line.offset as u32, (line.offset + 5) as u32), ..e }
                     } else {

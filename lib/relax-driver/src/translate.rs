@@ -29,8 +29,9 @@ use crate::ir_text::verify_diagnostics;
 struct TranslateCli {
     /// Input module (`-` or absent: standard input).
     input: Option<String>,
-    /// The output: `llvm` (LLVM IR text), `asm`, `obj` (host code); `ptx`, `spirv`.
-    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "ptx", "spirv"], required_unless_present = "import_gguf", conflicts_with = "import_gguf")]
+    /// The output: `llvm` (LLVM IR text), `asm`, `obj` (host code); `ptx`, `spirv`;
+    /// `bytecode` (a listing of the Relax level's executable, docs/executable.md).
+    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "ptx", "spirv", "bytecode"], required_unless_present = "import_gguf", conflicts_with = "import_gguf")]
     emit: Option<String>,
     /// Write the Relax module of the model in this GGUF file (`prefill` and `decode`,
     /// weights as parameters named after its tensors; docs/llm.md) instead of compiling.
@@ -157,7 +158,8 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         report(io, "relax-translate", &file, &d, color);
         return 1;
     }
-    let out = match emit(&module, &cli) {
+    let emitted = if emit_kind == "bytecode" { bytecode(&module, &file.text) } else { emit(&module, &cli) };
+    let out = match emitted {
         Ok(bytes) => bytes,
         Err(d) => {
             report(io, "relax-translate", &file, &d, color);
@@ -175,6 +177,13 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         }
     }
     0
+}
+
+/// `--emit=bytecode`: the listing of the module's executable.
+fn bytecode(module: &relax_ir::Module, source: &str) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    let mut exec = relax_runtime::vm::Executable::compile(module).map_err(|e| vec![e.to_diagnostic()])?;
+    exec.attach_source(source);
+    Ok(relax_runtime::vm::print::listing(&exec).into_bytes())
 }
 
 #[cfg(feature = "llvm")]

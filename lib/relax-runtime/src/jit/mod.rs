@@ -16,6 +16,8 @@
 //!   [`pool`], `threads` threads in all, the calling thread included) and the math
 //!   helpers of `relax_codegen::llvm::MATH_HELPERS`, defined in the JIT by address; libm
 //!   functions resolve from the process.
+//! * [`provider`]: the compiled kernels as the [`crate::vm::KernelProvider`] of an
+//!   executable, so the VM runs the Relax level instead of the interpreter.
 #![expect(unsafe_code, reason = "the JIT calls machine code it generated and hands it raw tensor pointers")]
 
 pub mod cache;
@@ -23,6 +25,7 @@ pub mod objects;
 pub mod orc;
 pub mod perfmap;
 pub mod pool;
+pub mod provider;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,8 +41,7 @@ use crate::native::NativeKernels;
 use crate::scalar::Scalar;
 use crate::value::Value;
 
-/// `i32 name_packed(ptr args)`.
-type PackedFn = unsafe extern "C" fn(*mut u64) -> i32;
+use crate::vm::PackedFn;
 
 /// The compiled kernels of a module.
 pub struct JitKernels {

@@ -98,7 +98,7 @@ pub(crate) fn run_memory_op(id: OpId, args: &[Value]) -> RunResult<Value> {
     let op = format!("R.{}", id.def().text_name());
     let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
     match id {
-            ops::BUILTIN_ALLOC_TENSOR => {
+        ops::BUILTIN_ALLOC_TENSOR => {
             let shape = shape_arg(&arg(0), &op)?;
             let dtype = dtype_arg(&arg(1), &op)?;
             Ok(Value::Tensor(Tensor::zeros(&shape, dtype)))

@@ -108,6 +108,10 @@ pub enum Instr {
     /// An op run by its reference kernel or as a value op: op name string `op`,
     /// attribute set `attrs`, the call's type `out` (a pool type) when it is a tensor.
     Op { dst: Reg, op: u32, attrs: u32, args: Vec<Reg>, out: Option<u32> },
+    /// `dst =` a closure of local function `func` (an index into the executable's
+    /// functions) over the registers and symbolic values bound so far; `self_reg`, the
+    /// variable it is bound to, names it inside (recursion).
+    Closure { dst: Reg, func: u32, self_reg: Option<Reg> },
     /// `R.match_cast`: checks `src` against pool type `ty` (printed as string `text`),
     /// binding symbolic variables; errors name variable register `var`.
     MatchCast { src: Reg, ty: u32, text: u32, var: Reg },

@@ -157,6 +157,12 @@ pub(crate) fn write(w: &mut Writer, i: &Instr) {
             w.u32s(args);
             opt_reg(w, *out);
         }
+        Instr::Closure { dst, func, self_reg } => {
+            w.u8(28);
+            w.u32(*dst);
+            w.u32(*func);
+            opt_reg(w, *self_reg);
+        }
         Instr::MatchCast { src, ty, text, var } => {
             w.u8(24);
             w.u32(*src);
@@ -230,19 +236,10 @@ pub(crate) fn read(r: &mut Reader<'_>) -> RunResult<Instr> {
             }
         }
         13 => Instr::CallTirDyn { dst: r.u32()?, callee: r.u32()?, args: r.u32()? },
-        14 => Instr::CallDpsPacked {
-            dst: r.u32()?,
-            callee: r.u32()?,
-            args: r.u32()?,
-            outs: r.u32s()?,
-            tuple: r.bool()?,
-        },
-        15 => Instr::CallPurePacked {
-            dst: r.u32()?,
-            callee: r.u32()?,
-            args: r.u32s()?,
-            inplace: read_opt_i64s(r)?,
-        },
+        14 => {
+            Instr::CallDpsPacked { dst: r.u32()?, callee: r.u32()?, args: r.u32()?, outs: r.u32s()?, tuple: r.bool()? }
+        }
+        15 => Instr::CallPurePacked { dst: r.u32()?, callee: r.u32()?, args: r.u32s()?, inplace: read_opt_i64s(r)? },
         16 => Instr::CallBuiltin { dst: r.u32()?, callee: r.u32()?, args: r.u32()? },
         17 => Instr::InvokeClosure { dst: r.u32()?, callee: r.u32()?, args: r.u32()? },
         18 => Instr::MakeClosure { dst: r.u32()?, func: r.u32()?, captured: r.u32()? },
@@ -265,6 +262,7 @@ pub(crate) fn read(r: &mut Reader<'_>) -> RunResult<Instr> {
         25 => Instr::JumpIfNot { cond: r.u32()?, target: r.u32()? },
         26 => Instr::Jump { target: r.u32()? },
         27 => Instr::Ret { src: r.u32()? },
+        28 => Instr::Closure { dst: r.u32()?, func: r.u32()?, self_reg: read_opt_reg(r)? },
         t => return Err(r.err(format!("bad opcode {t}"))),
     })
 }

@@ -24,6 +24,10 @@ pub(crate) struct Tables {
     pub strings: Vec<String>,
     string_of: HashMap<String, u32>,
     pub attrs: Vec<relax_ir::Attrs>,
+    /// Local functions, compiled after the module's Relax functions: their indices
+    /// start at `local_base`.
+    pub locals: Vec<Option<Function>>,
+    pub local_base: u32,
     /// Spans; entry 0 is "no location".
     pub spans: Vec<Span>,
     span_of: HashMap<Span, u32>,
@@ -72,8 +76,12 @@ impl Tables {
             relax_ir::ConstPayload::Data(b) => Some(b.clone()),
             _ => None,
         };
-        let i =
-            self.constant(Constant::Tensor { index: key, dtype: cd.dtype, shape: cd.shape.clone().unwrap_or_default(), data });
+        let i = self.constant(Constant::Tensor {
+            index: key,
+            dtype: cd.dtype,
+            shape: cd.shape.clone().unwrap_or_default(),
+            data,
+        });
         self.const_of.insert(key, i);
         i
     }
@@ -83,8 +91,29 @@ impl Tables {
 pub(crate) fn function(m: &Module, g: relax_ir::Global, t: &mut Tables) -> RunResult<Function> {
     let name = m.globals[g].name.clone();
     let f = m.relax(g).ok_or_else(|| RunError::new(format!("`{name}` is not a Relax function")))?;
-    let mut c = Compiler { m, f, t, code: Vec::new(), debug: Vec::new(), next: f.vars.len() as u32, cur: InstrDebug::default() };
-    let node = &f.func;
+    node_function(m, g, f, &f.func, name, t)
+}
+
+/// Compiles a function node of `f` (the function itself or a local function in it).
+fn node_function(
+    m: &Module,
+    g: relax_ir::Global,
+    f: &RelaxFunction,
+    node: &relax_ir::FunctionNode,
+    name: String,
+    t: &mut Tables,
+) -> RunResult<Function> {
+    let mut c = Compiler {
+        m,
+        g,
+        f,
+        t,
+        code: Vec::new(),
+        debug: Vec::new(),
+        next: f.vars.len() as u32,
+        cur: InstrDebug::default(),
+        bound: None,
+    };
     let mut params = Vec::with_capacity(node.params.len());
     for &p in &node.params {
         let ty = f.vars[p].ty;
@@ -94,6 +123,8 @@ pub(crate) fn function(m: &Module, g: relax_ir::Global, t: &mut Tables) -> RunRe
     let ret_text = relax_ir::printer::print_ty_in(f, node.ret);
     let ret = (node.ret.index() as u32, c.t.string(&ret_text));
     let out = c.seq(node.body, None)?;
+    // Reading the result (a variable) fails at the result's span.
+    c.cur = InstrDebug { site: 0, binding: c.t.span(*f.spans.exprs.get(f.seq(node.body).body)) };
     c.emit(Instr::Ret { src: out });
     let mut reg_names = vec![String::new(); c.next as usize];
     let mut reg_spans = vec![0u32; c.next as usize];
@@ -119,7 +150,10 @@ pub(crate) fn function(m: &Module, g: relax_ir::Global, t: &mut Tables) -> RunRe
 
 struct Compiler<'a> {
     m: &'a Module,
+    g: relax_ir::Global,
     f: &'a RelaxFunction,
+    /// The variable the expression being compiled is bound to (a local function's name).
+    bound: Option<relax_ir::Var>,
     t: &'a mut Tables,
     code: Vec<Instr>,
     debug: Vec<InstrDebug>,
@@ -156,6 +190,7 @@ impl Compiler<'_> {
                 let span = self.t.span(*f.spans.vars.get(bd.var));
                 self.cur = InstrDebug { site: 0, binding: span };
                 let r = var_reg(bd.var);
+                self.bound = Some(bd.var);
                 self.expr(bd.value, Some(r))?;
                 if let BindingKind::MatchCast(ty) = &bd.kind {
                     let text = relax_ir::printer::print_ty_in(f, *ty);
@@ -178,6 +213,7 @@ impl Compiler<'_> {
     /// variable's, or a fresh one).
     fn expr(&mut self, e: Expr, dst: Option<Reg>) -> RunResult<Reg> {
         let f = self.f;
+        let bound = self.bound.take();
         match &f.exprs[e] {
             ExprData::Var(v) => match dst {
                 Some(d) => {
@@ -257,7 +293,17 @@ impl Compiler<'_> {
                 self.code[jump_end] = Instr::Jump { target: end };
                 Ok(d)
             }
-            ExprData::Function(_) => Err(self.unsupported(e, "a local function")),
+            ExprData::Function(node) => {
+                let name = bound.map_or("<local function>".to_string(), |v| f.vars[v].name.clone());
+                let slot = self.t.locals.len();
+                self.t.locals.push(None);
+                let lf = node_function(self.m, self.g, f, node, name, self.t)?;
+                self.t.locals[slot] = Some(lf);
+                let d = self.dst(dst);
+                let func = self.t.local_base + slot as u32;
+                self.emit(Instr::Closure { dst: d, func, self_reg: bound.map(var_reg) });
+                Ok(d)
+            }
         }
     }
 
@@ -350,12 +396,17 @@ impl Compiler<'_> {
                     None => None,
                 };
                 let (outs, tuple) = self.outs(call);
-                let inplace = (id == ops::CALL_TIR_INPLACE).then(|| crate::relax::call::int_list(call, "inplace_indices"));
+                let inplace =
+                    (id == ops::CALL_TIR_INPLACE).then(|| crate::relax::call::int_list(call, "inplace_indices"));
                 let d = self.dst(dst);
                 Instr::CallTir { dst: d, callee, inputs, tir_vars, outs, inplace, tuple }
             }
-            ops::VM_CALL_TIR_DYN | ops::CALL_DPS_PACKED | ops::CALL_BUILTIN_WITH_CTX | ops::INVOKE_CLOSURE
-            | ops::INVOKE_PURE_CLOSURE | ops::MAKE_CLOSURE => {
+            ops::VM_CALL_TIR_DYN
+            | ops::CALL_DPS_PACKED
+            | ops::CALL_BUILTIN_WITH_CTX
+            | ops::INVOKE_CLOSURE
+            | ops::INVOKE_PURE_CLOSURE
+            | ops::MAKE_CLOSURE => {
                 let a = self.expr(need(self, 0)?, None)?;
                 let b = self.expr(need(self, 1)?, None)?;
                 let d = self.dst(dst);
@@ -455,7 +506,8 @@ pub(crate) fn dst_of(i: &Instr) -> Reg {
         | Instr::AssertOp { dst, .. }
         | Instr::Memory { dst, .. }
         | Instr::Kill { dst, .. }
-        | Instr::Op { dst, .. } => *dst,
+        | Instr::Op { dst, .. }
+        | Instr::Closure { dst, .. } => *dst,
         Instr::MatchCast { src, .. } | Instr::Ret { src } => *src,
         Instr::JumpIfNot { cond, .. } => *cond,
         Instr::Jump { .. } => 0,

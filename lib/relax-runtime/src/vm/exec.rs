@@ -22,7 +22,7 @@ use crate::relax::exec::scalar_of;
 use crate::relax::recycle::Recycler;
 use crate::relax::sym::{Syms, eval_dim, eval_sym};
 use crate::scalar::Scalar;
-use crate::value::{FuncValue, Tensor, Value};
+use crate::value::{Captured, FuncValue, Tensor, Value};
 
 /// Options of a VM.
 #[derive(Clone, Debug)]
@@ -80,10 +80,10 @@ impl<'a> Vm<'a> {
 
     /// Calls the function named `entry` with arguments (checked against its parameters).
     pub fn call(&self, entry: &str, args: Vec<Value>) -> RunResult<Value> {
-        let Some(i) = self.exec.functions.iter().position(|f| f.name == entry) else {
+        let Some(i) = self.exec.function_index(entry) else {
             return Err(RunError::new(format!("the module has no function `{entry}`")));
         };
-        self.call_function(i, args, Span::NONE)
+        self.call_function(i, args, Span::NONE, None)
     }
 
     /// Text printed by `R.print` and `relax.run.print` so far (taken).
@@ -95,18 +95,20 @@ impl<'a> Vm<'a> {
         self.exec.span(i)
     }
 
-    fn call_function(&self, fi: usize, args: Vec<Value>, site: Span) -> RunResult<Value> {
+    /// Calls function `fi`; a closure's call starts from its captured environment and
+    /// binds its own variable to the closure.
+    fn call_function(&self, fi: usize, args: Vec<Value>, site: Span, closure: Option<Closure<'_>>) -> RunResult<Value> {
         let f = &self.exec.functions[fi];
         if self.depth.get() >= MAX_DEPTH {
             return Err(RunError::at(site, format!("calls nest deeper than {MAX_DEPTH} levels (in `{}`)", f.name)));
         }
         self.depth.set(self.depth.get() + 1);
-        let r = crate::tir::grow(|| self.call_inner(f, args, site));
+        let r = crate::tir::grow(|| self.call_inner(f, args, site, closure));
         self.depth.set(self.depth.get() - 1);
         r
     }
 
-    fn call_inner(&self, f: &Function, args: Vec<Value>, site: Span) -> RunResult<Value> {
+    fn call_inner(&self, f: &Function, args: Vec<Value>, site: Span, closure: Option<Closure<'_>>) -> RunResult<Value> {
         if args.len() != f.params.len() {
             return Err(RunError::at(
                 site,
@@ -114,6 +116,19 @@ impl<'a> Vm<'a> {
             ));
         }
         let mut fr = Frame { regs: vec![Slot::Empty; f.num_regs as usize], syms: Syms::new(f.pool.vars.len()) };
+        if let Some(c) = closure {
+            for (v, x) in &c.env.vars {
+                if let Some(slot) = fr.regs.get_mut(v.index()) {
+                    *slot = Slot::Val(x.clone());
+                }
+            }
+            for (s, x) in &c.env.syms {
+                fr.syms.set(*s, *x);
+            }
+            if let Some(slot) = c.self_var.and_then(|v| fr.regs.get_mut(v.index())) {
+                *slot = Slot::Val(c.value.clone());
+            }
+        }
         for (p, a) in f.params.iter().zip(args) {
             fr.regs[p.reg as usize] = Slot::Val(a);
         }
@@ -304,10 +319,16 @@ impl<'a> Vm<'a> {
                 let r = self.call_packed_value(&callee, &args)?;
                 let v = match inplace {
                     Some(idx) => {
-                        let outs: Vec<Value> = idx
-                            .iter()
-                            .map(|&i| if i >= 0 { args.get(i as usize).cloned().unwrap_or(Value::Null) } else { r.clone() })
-                            .collect();
+                        let outs: Vec<Value> =
+                            idx.iter()
+                                .map(|&i| {
+                                    if i >= 0 {
+                                        args.get(i as usize).cloned().unwrap_or(Value::Null)
+                                    } else {
+                                        r.clone()
+                                    }
+                                })
+                                .collect();
                         if outs.len() == 1 { outs[0].clone() } else { Value::tuple(outs) }
                     }
                     None => r,
@@ -370,6 +391,24 @@ impl<'a> Vm<'a> {
                 let v = crate::ops::run_detached(self.op(*op)?, args, &self.exec.attrs[*attrs as usize], out)?;
                 set(fr, *dst, v)
             }
+            Instr::Closure { dst, func, self_reg } => {
+                let mut env = Captured::default();
+                for (i, s) in fr.regs.iter().enumerate() {
+                    if let Slot::Val(v) = s
+                        && !f.reg_names[i].is_empty()
+                    {
+                        env.vars.insert(Var::new(i), v.clone());
+                    }
+                }
+                env.syms = fr.syms.bound().collect();
+                let local = FuncValue::Local {
+                    owner: Global::new(*func as usize),
+                    node: relax_ir::Expr::new(0),
+                    self_var: self_reg.map(|r| Var::new(r as usize)),
+                    env: Rc::new(env),
+                };
+                set(fr, *dst, Value::Func(Rc::new(local)))
+            }
             Instr::MatchCast { src, ty, text, var } => {
                 let v = self.get(f, fr, *src)?;
                 let Frame { regs, syms } = fr;
@@ -405,8 +444,7 @@ impl<'a> Vm<'a> {
     }
 
     fn op(&self, s: u32) -> RunResult<OpId> {
-        self.ops[s as usize]
-            .ok_or_else(|| RunError::new(format!("unknown op `{}`", self.exec.strings[s as usize])))
+        self.ops[s as usize].ok_or_else(|| RunError::new(format!("unknown op `{}`", self.exec.strings[s as usize])))
     }
 
     fn constant(&self, i: u32) -> RunResult<Value> {
@@ -440,7 +478,7 @@ impl<'a> Vm<'a> {
     fn call_global(&self, g: usize, args: Vec<Value>, site: Span) -> RunResult<Value> {
         let entry = &self.exec.globals[g];
         match &entry.kind {
-            GlobalKind::Function(i) => self.call_function(*i as usize, args, site),
+            GlobalKind::Function(i) => self.call_function(*i as usize, args, site, None),
             GlobalKind::Kernel(k) => {
                 let r = self.call_kernel(*k as usize, &args).map_err(|e| e.or_at(site))?;
                 Ok(match r {
@@ -491,7 +529,13 @@ impl<'a> Vm<'a> {
                 all.extend(args);
                 self.call_value(&Value::Func(func.clone()), all, site)
             }
-            FuncValue::Local { .. } => Err(RunError::at(site, "the VM cannot call a local function")),
+            // The VM's closures keep their function's index in `owner`.
+            FuncValue::Local { owner, self_var, env, .. } => {
+                if owner.index() >= self.exec.functions.len() {
+                    return Err(RunError::at(site, "a closure of another engine"));
+                }
+                self.call_function(owner.index(), args, site, Some(Closure { env, self_var: *self_var, value: callee }))
+            }
         }
     }
 
@@ -621,6 +665,13 @@ impl Host for Vm<'_> {
         p.push_str(text);
         p.push('\n');
     }
+}
+
+/// A closure being called: what it captured, its own variable and itself.
+struct Closure<'v> {
+    env: &'v Captured,
+    self_var: Option<Var>,
+    value: &'v Value,
 }
 
 /// What the loop does after an instruction.

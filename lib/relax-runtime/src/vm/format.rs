@@ -3,12 +3,12 @@
 //! ([`verify`]), so a malformed or truncated input is an error, never a panic and
 //! never an executable that could index out of range when run.
 
-use relax_codegen::abi::SlotKind;
 use super::bytecode::{Constant, Function, InstrDebug, Param, SpanInfo};
 use super::kernels::{BufferSig, KernelEntry, KernelError, KernelParam, KernelSlot};
 use super::wire::{Reader, Writer};
 use super::{Executable, GlobalEntry, GlobalKind, code_codec, pool_codec};
 use crate::error::{RunError, RunResult};
+use relax_codegen::abi::SlotKind;
 
 /// The first eight bytes of every executable.
 pub const MAGIC: &[u8; 8] = b"RELAXVM\0";
@@ -19,14 +19,17 @@ pub const VERSION: u32 = 1;
 /// expression, a buffer attribute): such an executable is a compile error.
 pub(crate) fn check_encodable(e: &Executable) -> RunResult<()> {
     for f in &e.functions {
-        pool_codec::check_pool(&f.pool).map_err(|m| RunError::new(format!("`{}`: the VM cannot encode {m}", f.name)))?;
+        pool_codec::check_pool(&f.pool)
+            .map_err(|m| RunError::new(format!("`{}`: the VM cannot encode {m}", f.name)))?;
     }
     for k in &e.kernels {
-        pool_codec::check_pool(&k.pool).map_err(|m| RunError::new(format!("`{}`: the VM cannot encode {m}", k.name)))?;
+        pool_codec::check_pool(&k.pool)
+            .map_err(|m| RunError::new(format!("`{}`: the VM cannot encode {m}", k.name)))?;
     }
     for a in &e.attrs {
         for (key, v) in &a.0 {
-            pool_codec::check_attr(v).map_err(|m| RunError::new(format!("attribute `{key}`: the VM cannot encode {m}")))?;
+            pool_codec::check_attr(v)
+                .map_err(|m| RunError::new(format!("attribute `{key}`: the VM cannot encode {m}")))?;
         }
     }
     Ok(())

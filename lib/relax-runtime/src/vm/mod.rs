@@ -17,6 +17,7 @@ pub mod format;
 pub mod kernels;
 mod pool_codec;
 pub mod print;
+pub mod tir_kernels;
 mod verify;
 mod wire;
 
@@ -26,6 +27,7 @@ use relax_ir::{Func, Module, Span};
 pub use bytecode::{Constant, Function, Instr, SpanInfo};
 pub use exec::{Vm, VmOptions};
 pub use kernels::{KernelEntry, KernelError, KernelProvider, NoKernels, PackedFn};
+pub use tir_kernels::TirKernels;
 
 use crate::error::{RunError, RunResult};
 
@@ -68,6 +70,7 @@ impl Executable {
     /// error names the first construct the VM cannot run, at its source span.
     pub fn compile(m: &Module) -> RunResult<Executable> {
         let mut t = compile::Tables::new();
+        t.local_base = m.globals.iter().filter(|(_, gd)| matches!(gd.func, Func::Relax(_))).count() as u32;
         let mut globals = Vec::with_capacity(m.globals.len());
         let mut functions = Vec::new();
         let mut kernels = Vec::new();
@@ -85,6 +88,9 @@ impl Executable {
                 _ => GlobalKind::Other,
             };
             globals.push(GlobalEntry { name: gd.name.clone(), kind });
+        }
+        for l in std::mem::take(&mut t.locals) {
+            functions.push(l.ok_or_else(|| RunError::new("internal error: a local function was not compiled"))?);
         }
         let spans = t.spans.iter().map(|s| SpanInfo { lo: s.start, hi: s.end, ..SpanInfo::default() }).collect();
         let exec = Executable {
@@ -105,9 +111,18 @@ impl Executable {
         &self.functions
     }
 
-    /// The Relax function named `name`.
+    /// The index in [`Executable::functions`] of the module's Relax function named
+    /// `name` (local functions have no name here).
+    pub fn function_index(&self, name: &str) -> Option<usize> {
+        self.globals.iter().find_map(|g| match g.kind {
+            GlobalKind::Function(i) if g.name == name => Some(i as usize),
+            _ => None,
+        })
+    }
+
+    /// The module's Relax function named `name`.
     pub fn function(&self, name: &str) -> Option<&Function> {
-        self.functions.iter().find(|f| f.name == name)
+        self.function_index(name).and_then(|i| self.functions.get(i))
     }
 
     /// The kernel table.

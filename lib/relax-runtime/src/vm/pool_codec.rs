@@ -6,7 +6,9 @@
 //! index (a duplicate), is malformed.
 
 use relax_entity::EntityRef;
-use relax_ir::{AttrValue, Attrs, BinOp, FloatBits, Pool, PrimExpr, PrimExprData, SymVarData, TensorShape, Ty, TyData, VDevice};
+use relax_ir::{
+    AttrValue, Attrs, BinOp, FloatBits, Pool, PrimExpr, PrimExprData, SymVarData, TensorShape, Ty, TyData, VDevice,
+};
 
 use super::wire::{Reader, Writer};
 use crate::error::{RunError, RunResult};
@@ -307,7 +309,8 @@ fn read_ty(r: &mut Reader<'_>, p: &Pool, i: usize) -> RunResult<TyData> {
             };
             let dtype = r.dtype()?;
             let ndim = r.u32()? as i32;
-            let vdevice = if r.bool()? { Some(VDevice { kind: r.str()?, index: r.u32()?, scope: r.str()? }) } else { None };
+            let vdevice =
+                if r.bool()? { Some(VDevice { kind: r.str()?, index: r.u32()?, scope: r.str()? }) } else { None };
             TyData::Tensor { shape, dtype, ndim, vdevice }
         }
         4 => TyData::Tuple(tys(r)?),

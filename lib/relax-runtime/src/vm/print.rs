@@ -136,7 +136,9 @@ fn instr(e: &Executable, f: &Function, i: &Instr) -> String {
         Instr::CallGlobal { dst, global: g, args } => {
             format!("{} = call {}({})", r(*dst), global(e, *g), regs(f, args))
         }
-        Instr::CallPacked { dst, name, args } => format!("{} = call_packed {:?}({})", r(*dst), st(*name), regs(f, args)),
+        Instr::CallPacked { dst, name, args } => {
+            format!("{} = call_packed {:?}({})", r(*dst), st(*name), regs(f, args))
+        }
         Instr::CallValue { dst, callee, args } => format!("{} = call {}({})", r(*dst), r(*callee), regs(f, args)),
         Instr::CallTir { dst, callee, inputs, tir_vars, outs, inplace: ip, tuple } => {
             let ins = match inputs {
@@ -174,6 +176,11 @@ fn instr(e: &Executable, f: &Function, i: &Instr) -> String {
             let a = if a.is_empty() { String::new() } else { format!(" {{{a}}}") };
             format!("{} = op {}({}){a}", r(*dst), st(*op), regs(f, args))
         }
+        Instr::Closure { dst, func, .. } => format!(
+            "{} = closure {} (function {func})",
+            r(*dst),
+            e.functions.get(*func as usize).map_or("?", |x| x.name.as_str())
+        ),
         Instr::MatchCast { src, text, .. } => format!("match_cast {} : {}", r(*src), st(*text)),
         Instr::JumpIfNot { cond, target } => format!("if not {} goto {target}", r(*cond)),
         Instr::Jump { target } => format!("goto {target}"),

@@ -20,7 +20,9 @@ pub(crate) fn verify(e: &Executable) -> RunResult<()> {
     check(!e.spans.is_empty(), || "the span table has no entry 0".to_string())?;
     for g in &e.globals {
         match g.kind {
-            GlobalKind::Function(i) => check((i as usize) < e.functions.len(), || format!("function {i} of `{}`", g.name))?,
+            GlobalKind::Function(i) => {
+                check((i as usize) < e.functions.len(), || format!("function {i} of `{}`", g.name))?
+            }
             GlobalKind::Kernel(i) => check((i as usize) < e.kernels.len(), || format!("kernel {i} of `{}`", g.name))?,
             _ => {}
         }
@@ -39,7 +41,9 @@ pub(crate) fn verify(e: &Executable) -> RunResult<()> {
             }
         }
         for s in &k.slots {
-            check(s.kind == SlotKind::Ret || (s.var as usize) < nv, || format!("kernel `{name}`: slot variable {}", s.var))?;
+            check(s.kind == SlotKind::Ret || (s.var as usize) < nv, || {
+                format!("kernel `{name}`: slot variable {}", s.var)
+            })?;
         }
         for er in &k.errors {
             check((er.span as usize) < e.spans.len(), || format!("kernel `{name}`: span {}", er.span))?;
@@ -141,6 +145,10 @@ fn function(e: &Executable, f: &Function) -> RunResult<()> {
                 reg(*var)?;
             }
             Instr::JumpIfNot { target: t, .. } => target(*t)?,
+            Instr::Closure { func, self_reg, .. } => {
+                check((*func as usize) < e.functions.len(), || format!("`{name}`: function {func}"))?;
+                self_reg.iter().try_for_each(|&r| reg(r))?;
+            }
         }
         if let Instr::Jump { target: t } = i {
             target(*t)?;
