@@ -55,7 +55,7 @@ impl KernelProvider for JitProvider<'_> {
 
     fn fallback(&self, kernel: usize, args: &[Value]) -> Option<RunResult<Option<Scalar>>> {
         let &(_, g) = self.table.get(kernel)?;
-        Some(crate::tir::call_prim_func(self.module, g, args))
+        Some(crate::vm::tir_kernels::prim_func_call(self.module, g, args))
     }
 
     unsafe fn invoke(&self, f: PackedFn, slots: &mut [u64]) -> i32 {

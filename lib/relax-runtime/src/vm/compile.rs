@@ -177,7 +177,10 @@ impl Compiler<'_> {
     }
 
     fn unsupported(&self, e: Expr, what: impl std::fmt::Display) -> RunError {
-        RunError::at(*self.f.spans.exprs.get(e), format!("the VM cannot run {what} (the tree interpreter can)"))
+        RunError::at(
+            *self.f.spans.exprs.get(e),
+            format!("the VM cannot run {what}; the tree interpreter can (`--relax-exec=interp`)"),
+        )
     }
 
     /// Compiles a sequence; its value goes to `dst` (or a fresh register).
@@ -475,7 +478,7 @@ impl Compiler<'_> {
     fn op_unsupported(&self, e: Expr, id: OpId) -> RunError {
         self.unsupported(
             e,
-            format_args!("the op `R.{}`, which has no reference kernel (legalize it first)", id.def().text_name()),
+            format_args!("the op `R.{}`, which has no reference kernel and is not legalized", id.def().text_name()),
         )
     }
 }

@@ -31,6 +31,15 @@ impl KernelProvider for TirKernels<'_> {
 
     fn fallback(&self, kernel: usize, args: &[Value]) -> Option<RunResult<Option<Scalar>>> {
         let g = *self.globals.get(kernel)?;
-        Some(crate::tir::call_prim_func(self.module, g, args))
+        Some(prim_func_call(self.module, g, args))
     }
+}
+
+/// Runs PrimFunc `g` of `m` in the TIR interpreter; a global that is not one (an
+/// executable that does not belong to `m`) is an error.
+pub fn prim_func_call(m: &Module, g: Global, args: &[Value]) -> RunResult<Option<Scalar>> {
+    if g.index() >= m.globals.len() || m.prim_func(g).is_none() {
+        return Err(crate::error::RunError::new(format!("kernel {} is not a PrimFunc of the module", g.index())));
+    }
+    crate::tir::call_prim_func(m, g, args)
 }

@@ -150,6 +150,16 @@ impl<'a> Reader<'a> {
         let c = self.u8()?;
         let code = *CODES.get(c as usize).ok_or_else(|| self.err(format!("bad dtype code {c}")))?;
         let w = self.u32()?;
-        Ok(DataType { code, bits: (w & 0xffff) as u16, lanes: (w >> 16) as u16 })
+        let d = DataType { code, bits: (w & 0xffff) as u16, lanes: (w >> 16) as u16 };
+        // Only the widths a dtype can have (integer arithmetic wraps to them).
+        let ok = if code == TypeCode::Void {
+            d == DataType::VOID
+        } else {
+            matches!(d.bits, 1 | 4 | 8 | 16 | 32 | 64) && d.lanes >= 1
+        };
+        if !ok {
+            return Err(self.err(format!("bad dtype ({code:?}, {} bits, {} lanes)", d.bits, d.lanes)));
+        }
+        Ok(d)
     }
 }
