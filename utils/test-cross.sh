@@ -15,7 +15,9 @@ command -v aarch64-linux-gnu-gcc >/dev/null || skip "aarch64-linux-gnu-gcc is no
 rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-gnu$' ||
   skip "Rust's aarch64-unknown-linux-gnu target is not installed (rustup target add aarch64-unknown-linux-gnu)"
 
-cargo build --quiet -p relax-translate -p relax-run -p relax-capi
+cargo build --quiet -p relax-translate -p relax-run
+# Alone, so that the runtime is built without the features the tools turn on (no LLVM).
+cargo build --quiet -p relax-capi
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
   cargo build --quiet -p relax-capi --target aarch64-unknown-linux-gnu
 bin="$target_dir/debug"

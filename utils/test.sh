@@ -13,4 +13,6 @@ cargo build --quiet --bins
 cargo build --quiet -p relax-cuda-sim
 export RELAX_BIN_DIR="$(realpath "${CARGO_TARGET_DIR:-target}")/debug"
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q test/
+# A compiled library and the C example on x86-64 and on aarch64 under qemu (docs/library.md).
+utils/test-cross.sh
 echo "all tests passed"

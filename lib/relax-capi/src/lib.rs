@@ -293,3 +293,70 @@ pub unsafe extern "C" fn relax_tensor_read(t: *const RelaxTensor, out: *mut c_vo
     // SAFETY: `out` has room for the tensor's bytes.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), bytes.len()) };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: `relax_last_error` returns a live NUL-terminated string.
+        unsafe { CStr::from_ptr(relax_last_error()) }.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn failures_are_null_with_a_message() {
+        // SAFETY: valid C strings and NULLs, as the API allows.
+        unsafe {
+            assert!(relax_program_open(c"/nonexistent/model.so".as_ptr(), 0).is_null());
+            assert!(last_error().contains("no such file"), "{}", last_error());
+            assert!(relax_program_open(std::ptr::null(), 0).is_null());
+            assert!(last_error().contains("the library path is NULL"));
+            assert!(relax_program_open(c"x.so".as_ptr(), -1).is_null());
+            assert!(last_error().contains("threads must be 0 or more"));
+            assert!(relax_tensor_new(c"float33".as_ptr(), std::ptr::null(), 0, std::ptr::null()).is_null());
+            assert!(last_error().contains("unknown dtype `float33`"));
+            let dims = [2i64, -1];
+            assert!(relax_tensor_new(c"float32".as_ptr(), dims.as_ptr(), 2, std::ptr::null()).is_null());
+            assert!(last_error().contains("negative"));
+            let huge = [i64::MAX, i64::MAX];
+            assert!(relax_tensor_new(c"float32".as_ptr(), huge.as_ptr(), 2, std::ptr::null()).is_null());
+            assert!(last_error().contains("too large"));
+            let mut n = 7usize;
+            assert_eq!(
+                relax_program_call(
+                    std::ptr::null_mut(),
+                    c"main".as_ptr(),
+                    std::ptr::null(),
+                    0,
+                    std::ptr::null_mut(),
+                    0,
+                    &mut n
+                ),
+                1
+            );
+            assert!(last_error().contains("the program is NULL"));
+            assert_eq!(relax_program_function_count(std::ptr::null()), 0);
+            relax_program_close(std::ptr::null_mut());
+            relax_tensor_free(std::ptr::null_mut());
+        }
+    }
+
+    #[test]
+    fn tensors_round_trip() {
+        let dims = [2i64, 3];
+        let data: Vec<f32> = (0..6).map(|i| i as f32 * 0.5).collect();
+        // SAFETY: `dims` and `data` are live and sized as declared.
+        unsafe {
+            let t = relax_tensor_new(c"float32".as_ptr(), dims.as_ptr(), 2, data.as_ptr().cast());
+            assert!(!t.is_null());
+            assert_eq!(relax_tensor_ndim(t), 2);
+            assert_eq!(std::slice::from_raw_parts(relax_tensor_shape(t), 2), &dims);
+            assert_eq!(CStr::from_ptr(relax_tensor_dtype(t)).to_str().unwrap(), "float32");
+            assert_eq!(relax_tensor_nbytes(t), 24);
+            let mut back = [0f32; 6];
+            relax_tensor_read(t, back.as_mut_ptr().cast());
+            assert_eq!(back.to_vec(), data);
+            relax_tensor_free(t);
+        }
+    }
+}

@@ -19,6 +19,7 @@ mod opt;
 pub mod pipeline;
 pub mod render;
 mod run;
+mod runner;
 pub mod source;
 mod translate;
 pub mod weights;

@@ -6,16 +6,15 @@
 use std::path::Path;
 
 use relax_codegen::llvm::{self, Options};
-use relax_ir::{Diagnostic, Module};
+use std::collections::HashMap;
+
+use relax_entity::EntityRef;
+use relax_ir::{Diagnostic, Global, Module};
 use relax_runtime::library::manifest::{KernelErrorInfo, KernelInfo, Manifest};
 use relax_runtime::library::{EXECUTABLE_SYMBOL, MANIFEST_SYMBOL};
+use relax_runtime::vm::Executable;
 
 use crate::source::SourceFile;
-
-/// The executable of the module's Relax level, as bytes.
-pub(crate) fn executable_bytes(_module: &Module) -> Result<Vec<u8>, Vec<Diagnostic>> {
-    Ok(Vec::new())
-}
 
 /// What a library is built from.
 pub(crate) struct LibraryRequest<'a> {
@@ -23,8 +22,8 @@ pub(crate) struct LibraryRequest<'a> {
     pub module: &'a Module,
     /// Its source (kept in the manifest unless `strip_source`).
     pub file: &'a SourceFile,
-    /// The executable's bytes.
-    pub executable: Vec<u8>,
+    /// The results each kernel overwrites completely (found before scheduling).
+    pub overwrites: &'a HashMap<Global, Vec<usize>>,
     /// Code generation options (target, CPU, features).
     pub opts: &'a Options,
     /// `--linker`.
@@ -42,11 +41,25 @@ pub(crate) fn write_library(req: LibraryRequest<'_>, out: &Path) -> Result<(), V
         Some(l) => l.to_string(),
         None => crate::link::default_linker(&triple, &host).map_err(error)?,
     };
+    let (strip_source, text) = (req.strip_source, req.file.text.clone());
     let (source_name, source) =
         if req.strip_source { (String::new(), String::new()) } else { (req.file.name.clone(), req.file.text.clone()) };
-    let executable = req.executable;
+    let mut exec = Executable::compile(req.module).map_err(|e| vec![e.to_diagnostic()])?;
+    exec.set_overwrites(req.overwrites);
     let manifest_triple = triple.clone();
-    let obj = llvm::library_object(req.module, req.opts, move |kernels| {
+    let mut exec_error = None;
+    let obj = llvm::library_object(req.module, req.opts, |kernels| {
+        for i in 0..exec.kernels().len() {
+            let g = Global::new(exec.kernels()[i].global as usize);
+            let Some(k) = kernels.iter().find(|k| k.global == g) else { continue };
+            if let Err(e) = exec.set_kernel_errors(i, k.errors.iter().map(|e| (e.message.clone(), e.span)).collect()) {
+                exec_error = Some(e);
+            }
+        }
+        // After the kernels' errors, whose spans join the debug table.
+        if !strip_source {
+            exec.attach_source(&text);
+        }
         let manifest = Manifest {
             version: env!("CARGO_PKG_VERSION").to_string(),
             triple: manifest_triple,
@@ -65,8 +78,11 @@ pub(crate) fn write_library(req: LibraryRequest<'_>, out: &Path) -> Result<(), V
                 })
                 .collect(),
         };
-        vec![(MANIFEST_SYMBOL.to_string(), manifest.to_bytes()), (EXECUTABLE_SYMBOL.to_string(), executable)]
+        vec![(MANIFEST_SYMBOL.to_string(), manifest.to_bytes()), (EXECUTABLE_SYMBOL.to_string(), exec.to_bytes())]
     })
     .map_err(|e| vec![e.to_diagnostic()])?;
+    if let Some(e) = exec_error {
+        return Err(vec![e.to_diagnostic()]);
+    }
     crate::link::link_shared(&obj.object, out, &linker).map_err(error)
 }

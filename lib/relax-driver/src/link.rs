@@ -66,7 +66,8 @@ pub fn link_shared(object: &[u8], out: &Path, linker: &str) -> Result<(), String
 /// A scratch path for the object next to nothing the user owns.
 fn temp_object_path(out: &Path) -> PathBuf {
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("lib");
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     std::env::temp_dir().join(format!("relax-{stem}-{}-{nanos}.o", std::process::id()))
 }
 

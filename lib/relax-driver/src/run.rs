@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use relax_runtime::{Interpreter, RunError, Value, exec_check, inputs, npy, print};
+use relax_runtime::{RunError, Value, exec_check, inputs, npy, print};
 
 use crate::Io;
 use crate::ir_text::verify_diagnostics;
@@ -13,6 +13,9 @@ use crate::render::render_all;
 use crate::source::SourceFile;
 
 /// The flags of `relax-run`.
+#[path = "run_library.rs"]
+mod library_run;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "relax-run",
@@ -22,8 +25,9 @@ use crate::source::SourceFile;
     after_help = "Results are printed (numpy-like text, docs/runtime.md) unless --output or --output-dir is given."
 )]
 struct RunCli {
-    /// Input module (`-` or absent: standard input), or a GGUF model file, which is
-    /// imported (docs/llm.md) and whose tensors bind the weights.
+    /// Input module (`-` or absent: standard input), a GGUF model file, which is
+    /// imported (docs/llm.md) and whose tensors bind the weights, or a library written by
+    /// `relax-translate --emit=lib` (docs/library.md).
     input: Option<String>,
     /// The function to run.
     #[arg(long, value_name = "NAME", default_value = "main")]
@@ -49,6 +53,12 @@ struct RunCli {
     /// `interp`, or `jit` for a GGUF model.
     #[arg(long, value_name = "ENGINE", value_parser = ["interp", "jit", "vulkan", "cuda"])]
     engine: Option<String>,
+    /// With `--engine jit`: what runs the Relax level, `vm` (the default: the module's
+    /// executable, docs/executable.md) or `interp` (the tree interpreter). Without the
+    /// flag, a module the VM cannot run falls back to the interpreter; with
+    /// `--relax-exec=vm` that is an error.
+    #[arg(long = "relax-exec", value_name = "EXEC", value_parser = ["vm", "interp"])]
+    relax_exec: Option<String>,
     /// With `--engine jit`: do not run the default lowering pipeline.
     #[arg(long = "no-default-pipeline")]
     no_default_pipeline: bool,
@@ -118,6 +128,9 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(io, e),
     };
+    if let Some(path) = cli.input.as_deref().filter(|p| *p != "-" && library_run::is_library(p)) {
+        return library_run::run_library(&cli, path, &syms, io);
+    }
     let gguf_input = cli.input.as_deref().filter(|p| *p != "-" && crate::llm::is_gguf(p));
     let (file, mut module) = if let Some(path) = gguf_input {
         match crate::llm::import(path, cli.gen_args.context, cli.gen_args.cache_type) {
@@ -166,7 +179,7 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     if matches!(engine.as_str(), "vulkan" | "cuda") {
         let mut exec = |m: &relax_ir::Module,
                         native: Option<&dyn relax_runtime::native::NativeKernels>,
-                        io: &mut Io<'_>| { execute(&cx, m, native, io) };
+                        io: &mut Io<'_>| { execute(&cx, m, native, None, io) };
         let driver = cli.cuda_driver.as_deref().map(Path::as_os_str);
         return crate::gpu::run_gpu(&engine, !cli.no_default_pipeline, driver, &file, module, color, io, &mut exec);
     }
@@ -175,7 +188,7 @@ pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         let _ = io.stderr.write_all(render_all(&file, &d, color).as_bytes());
         return 1;
     }
-    execute(&cx, &module, None, io)
+    execute(&cx, &module, None, None, io)
 }
 
 /// `--convert-weights OUT`: the weights of `--weights-dir` as the module takes them.
@@ -238,6 +251,21 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
         return 1;
     }
     let opts = relax_codegen::llvm::Options::default();
+    // The executable of the Relax level, unless the interpreter runs it.
+    let exec = match cli.relax_exec.as_deref() {
+        Some("interp") => None,
+        explicit => match relax_runtime::vm::Executable::compile(&module) {
+            Ok(mut e) => {
+                e.set_overwrites(&overwrites);
+                Some(e)
+            }
+            Err(err) if explicit.is_some() => {
+                let _ = io.stderr.write_all(render_error(file, &err, color).as_bytes());
+                return 1;
+            }
+            Err(_) => None,
+        },
+    };
     let jit_opts = relax_runtime::jit::JitOptions {
         cache_dir: match (&cli.cache_dir, cli.no_cache) {
             (_, true) => None,
@@ -267,7 +295,17 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
                 jk.cached
             );
         }
-        execute(cx, &module, Some(jk), io)
+        let Some(mut exec) = exec else { return execute(cx, &module, Some(jk), None, io) };
+        if let Err(e) = jk.fill_errors(&mut exec) {
+            return fail(io, e);
+        }
+        // Run what a library would hold: the executable as bytes, read back.
+        let exec = match relax_runtime::vm::Executable::from_bytes(&exec.to_bytes()) {
+            Ok(e) => e,
+            Err(e) => return fail(io, e),
+        };
+        let provider = jk.provider(&exec, &module);
+        execute(cx, &module, Some(jk), Some((&exec, &provider)), io)
     });
     match ran {
         Ok(code) => code,
@@ -304,12 +342,13 @@ fn parse_syms(raw: &[String]) -> Result<Vec<(String, i64)>, String> {
     Ok(syms)
 }
 
-/// Runs the entry (or the `# EXEC:` lines) with the interpreter, PrimFuncs through
-/// `native` when given.
+/// Runs the entry (or the `# EXEC:` lines) with the VM over `vm` when given, else with
+/// the interpreter, PrimFuncs through `native` when given.
 fn execute(
     cx: &RunCx<'_>,
     module: &relax_ir::Module,
     native: Option<&dyn relax_runtime::native::NativeKernels>,
+    vm: Option<(&relax_runtime::vm::Executable, &dyn relax_runtime::vm::KernelProvider)>,
     io: &mut Io<'_>,
 ) -> i32 {
     let (cli, file, color, syms) = (cx.cli, cx.file, cx.color, cx.syms);
@@ -321,11 +360,15 @@ fn execute(
             },
             None => file.clone(),
         };
-        return check_exec(&exec_file, module, native, color, io);
+        return check_exec(&exec_file, module, native, vm, color, io);
     }
     let options = relax_runtime::Options { kernels: !cli.no_kernels, ..Default::default() };
+    let runner = match vm {
+        Some((e, k)) => crate::runner::Runner::vm(e, k, module),
+        None => crate::runner::Runner::interp(module, options, native),
+    };
     if cli.gen_args.generate {
-        return crate::generate::generate(&cli.gen_args, cx.gguf, file, module, native, options, color, io);
+        return crate::generate::generate(&cli.gen_args, cx.gguf, file, module, &runner, color, io);
     }
     let Some(g) = module.lookup(&cli.entry) else {
         return fail(io, format!("the module has no function `{}`", cli.entry));
@@ -342,8 +385,6 @@ fn execute(
         Ok(a) => a,
         Err(e) => return fail(io, e),
     };
-    let mut interp = Interpreter::with_options(module, options).with_lowering(&crate::lowering::Legalize);
-    interp.native = native;
     let mut times = Vec::new();
     let mut kernel_times = Vec::new();
     let mut result = None;
@@ -359,13 +400,13 @@ fn execute(
         }
         let run_args = copies.clone();
         let start = std::time::Instant::now();
-        let r = interp.call_global(g, run_args, relax_ir::Span::NONE);
+        let r = runner.call_global(g, run_args);
         times.push(start.elapsed());
         kernel_times.push(native.map_or(0.0, |n| n.take_kernel_seconds()));
         match r {
             Ok(v) => result = Some(v),
             Err(e) => {
-                let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+                let _ = io.stdout.write_all(runner.printed().as_bytes());
                 let _ = io.stderr.write_all(render_error(file, &e, color).as_bytes());
                 return 1;
             }
@@ -375,23 +416,35 @@ fn execute(
         }
     }
     let result = result.expect("ran at least once");
-    let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+    let _ = io.stdout.write_all(runner.printed().as_bytes());
+    let kernel_times = native.is_some().then_some(kernel_times);
+    report_result(cli, &result, times, kernel_times, io)
+}
+
+/// Prints or writes the result of the entry and, with `--repeat`, the median times.
+fn report_result(
+    cli: &RunCli,
+    result: &Value,
+    mut times: Vec<std::time::Duration>,
+    kernel_times: Option<Vec<f64>>,
+    io: &mut Io<'_>,
+) -> i32 {
     if cli.repeat > 1 {
         times.sort();
         let median = times[times.len() / 2];
         let _ =
             writeln!(io.stderr, "relax-run: median time of {} runs: {:.3} ms", times.len(), median.as_secs_f64() * 1e3);
-        if native.is_some() {
+        if let Some(mut kernel_times) = kernel_times {
             kernel_times.sort_by(f64::total_cmp);
             let k = kernel_times[kernel_times.len() / 2];
             let _ = writeln!(io.stderr, "relax-run: median time in compiled kernels: {:.3} ms", k * 1e3);
         }
     }
     if cli.print || (cli.output.is_none() && cli.output_dir.is_none()) {
-        let _ = writeln!(io.stdout, "{}", print::value_text(&result));
+        let _ = writeln!(io.stdout, "{}", print::value_text(result));
     }
     if let Some(path) = &cli.output {
-        let Value::Tensor(t) = &result else {
+        let Value::Tensor(t) = result else {
             return fail(io, format!("the result is {}, not a tensor: use `--output-dir`", result.describe()));
         };
         if let Err(e) = write_npy(path, t) {
@@ -403,7 +456,7 @@ fn execute(
             return fail(io, format!("cannot create `{}`: {e}", dir.display()));
         }
         let mut tensors = Vec::new();
-        flatten_tensors(&result, &mut tensors);
+        flatten_tensors(result, &mut tensors);
         for (i, t) in tensors.iter().enumerate() {
             if let Err(e) = write_npy(&dir.join(format!("out{i}.npy")), t) {
                 return fail(io, e);
@@ -466,10 +519,12 @@ fn check_exec(
     file: &SourceFile,
     module: &relax_ir::Module,
     native: Option<&dyn relax_runtime::native::NativeKernels>,
+    vm: Option<(&relax_runtime::vm::Executable, &dyn relax_runtime::vm::KernelProvider)>,
     color: bool,
     io: &mut Io<'_>,
 ) -> i32 {
     let lines = exec_check::collect(&file.text);
+    let vm = vm.map(|(e, k)| relax_runtime::vm::Vm::new(e, k, relax_runtime::vm::VmOptions::default()));
     if lines.is_empty() {
         return fail(io, format!("`{}` has no `# EXEC:` lines", file.name));
     }
@@ -477,7 +532,13 @@ fn check_exec(
     for l in &lines {
         let err = match l {
             Ok(line) => {
-                exec_check::run_line_with(module, line, native, Some(&crate::lowering::Legalize)).err().map(|e| {
+                let ran = match &vm {
+                    Some(vm) => {
+                        exec_check::run_line_call(module, line, &|g, args| vm.call(&module.globals[g].name, args))
+                    }
+                    None => exec_check::run_line_with(module, line, native, Some(&crate::lowering::Legalize)),
+                };
+                ran.err().map(|e| {
                     let e = if e.span.is_none() {
                         RunError { span: relax_ir::Span::new(line.offset as u32, (line.offset + 5) as u32), ..e }
                     } else {

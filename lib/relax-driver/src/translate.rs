@@ -30,8 +30,9 @@ struct TranslateCli {
     /// Input module (`-` or absent: standard input).
     input: Option<String>,
     /// The output: `llvm` (LLVM IR text), `asm`, `obj` (the kernels' code), `lib` (a shared
-    /// library: kernels, executable and manifest; docs/library.md); `ptx`, `spirv`.
-    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "lib", "ptx", "spirv"], required_unless_present = "import_gguf", conflicts_with = "import_gguf")]
+    /// library: kernels, executable and manifest; docs/library.md); `ptx`, `spirv`;
+    /// `bytecode` (a listing of the Relax level's executable, docs/executable.md).
+    #[arg(long, value_name = "KIND", value_parser = ["llvm", "asm", "obj", "lib", "ptx", "spirv", "bytecode"], required_unless_present = "import_gguf", conflicts_with = "import_gguf")]
     emit: Option<String>,
     /// Write the Relax module of the model in this GGUF file (`prefill` and `decode`,
     /// weights as parameters named after its tensors; docs/llm.md) instead of compiling.
@@ -143,10 +144,14 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         };
         return crate::gpu::translate_gpu(&req, &file, module, io);
     }
+    // The results each kernel overwrites completely, found before `schedule-cpu` (a
+    // library's executable hands them out without zero-filling, as the JIT does).
+    let mut overwrites = std::collections::HashMap::new();
     if !cli.no_default_pipeline {
-        match crate::pipeline::run_default_pipeline(
+        match crate::pipeline::run_default_pipeline_with(
             &mut module,
             crate::pipeline::vector_bits_for(cli.mcpu.as_deref(), cli.target.as_deref(), cli.mattr.as_deref()),
+            &mut |m: &relax_ir::Module| overwrites = crate::pipeline::overwritten_params(m),
         ) {
             Ok(passes) => {
                 if cli.verbose {
@@ -172,9 +177,10 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         return fail(io, format!("`{flag}` is for `--emit=lib`"));
     }
     if emit_kind == "lib" {
-        return emit_lib(&module, &file, &cli, io, color);
+        return emit_lib(&module, &overwrites, &file, &cli, io, color);
     }
-    let out = match emit(&module, &cli) {
+    let emitted = if emit_kind == "bytecode" { bytecode(&module, &file.text) } else { emit(&module, &cli) };
+    let out = match emitted {
         Ok(bytes) => bytes,
         Err(d) => {
             report(io, "relax-translate", &file, &d, color);
@@ -192,6 +198,13 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         }
     }
     0
+}
+
+/// `--emit=bytecode`: the listing of the module's executable.
+fn bytecode(module: &relax_ir::Module, source: &str) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    let mut exec = relax_runtime::vm::Executable::compile(module).map_err(|e| vec![e.to_diagnostic()])?;
+    exec.attach_source(source);
+    Ok(relax_runtime::vm::print::listing(&exec).into_bytes())
 }
 
 #[cfg(feature = "llvm")]
@@ -230,22 +243,22 @@ fn emit(module: &relax_ir::Module, cli: &TranslateCli) -> Result<Vec<u8>, Vec<Di
 
 /// `--emit=lib`: the shared library `-o` names.
 #[cfg(feature = "llvm")]
-fn emit_lib(module: &relax_ir::Module, file: &crate::source::SourceFile, cli: &TranslateCli, io: &mut Io<'_>, color: bool) -> i32 {
+fn emit_lib(
+    module: &relax_ir::Module,
+    overwrites: &std::collections::HashMap<relax_ir::Global, Vec<usize>>,
+    file: &crate::source::SourceFile,
+    cli: &TranslateCli,
+    io: &mut Io<'_>,
+    color: bool,
+) -> i32 {
     let Some(out) = &cli.output else {
         return fail(io, "`--emit=lib` writes a file: give it with `-o FILE.so`");
     };
     let opts = codegen_options(cli);
-    let executable = match crate::library::executable_bytes(module) {
-        Ok(b) => b,
-        Err(d) => {
-            report(io, "relax-translate", file, &d, color);
-            return 1;
-        }
-    };
     let req = crate::library::LibraryRequest {
         module,
         file,
-        executable,
+        overwrites,
         opts: &opts,
         linker: cli.linker.as_deref(),
         strip_source: cli.strip_source,
@@ -260,7 +273,14 @@ fn emit_lib(module: &relax_ir::Module, file: &crate::source::SourceFile, cli: &T
 }
 
 #[cfg(not(feature = "llvm"))]
-fn emit_lib(_: &relax_ir::Module, _: &crate::source::SourceFile, _: &TranslateCli, io: &mut Io<'_>, _: bool) -> i32 {
+fn emit_lib(
+    _: &relax_ir::Module,
+    _: &std::collections::HashMap<relax_ir::Global, Vec<usize>>,
+    _: &crate::source::SourceFile,
+    _: &TranslateCli,
+    io: &mut Io<'_>,
+    _: bool,
+) -> i32 {
     fail(io, "this build of relax-translate has no LLVM backend (built without the `llvm` feature)")
 }
 

@@ -17,12 +17,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use relax_ir::{DataType, Ty};
+use relax_ir::DataType;
 
 use crate::error::{RunError, RunResult};
 use crate::relax::call::format_values;
 use crate::relax::exec::scalar_of;
-use crate::relax::{Frame, Interpreter};
 use crate::scalar::Scalar;
 use crate::value::{KvCache, Object, Tensor, Value, numel, shape_text};
 
@@ -97,15 +96,17 @@ fn arity(name: &str, args: &[Value], n: usize) -> RunResult<()> {
     Ok(())
 }
 
-/// Calls the packed function `name`. `ret` is the declared result type (`sinfo_args`), with
-/// the frame its symbolic variables live in.
-pub fn call_packed(
-    interp: &Interpreter<'_>,
-    name: &str,
-    args: &[Value],
-    ret: Option<(&Frame<'_>, Ty)>,
-) -> RunResult<Value> {
-    let _ = ret;
+/// What packed functions need from the engine that calls them (the Relax interpreter or
+/// the VM of [`crate::vm`]).
+pub trait Host {
+    /// Calls a function value (`vm.builtin.call_tir_dyn`).
+    fn call_value(&self, callee: &Value, args: Vec<Value>) -> RunResult<Value>;
+    /// Appends a printed line (`relax.run.print`).
+    fn print_line(&self, text: &str);
+}
+
+/// Calls the packed function `name`.
+pub fn call_packed(host: &dyn Host, name: &str, args: &[Value]) -> RunResult<Value> {
     // The shape heap is null in functions whose shapes are all static.
     let heap_of = |v: &Value| -> RunResult<Option<Tensor>> {
         match v {
@@ -315,7 +316,7 @@ pub fn call_packed(
                 Value::Shape(s) => flat.extend(s.iter().map(|&x| Value::Prim(Scalar::int(DataType::INT64, x)))),
                 other => flat.push(other.clone()),
             }
-            interp.call_value(&args[0], flat, relax_ir::Span::NONE)?;
+            host.call_value(&args[0], flat)?;
             Ok(Value::unit())
         }
         "vm.builtin.read_if_cond" => {
@@ -382,8 +383,7 @@ pub fn call_packed(
         "relax.run.print" => {
             let fmt = args.first().cloned().unwrap_or(Value::Str(String::new()));
             let text = format_values(&fmt, args.get(1..).unwrap_or(&[]));
-            interp.printed.borrow_mut().push_str(&text);
-            interp.printed.borrow_mut().push('\n');
+            host.print_line(&text);
             Ok(Value::unit())
         }
         "relax.run.assert_op" => {

@@ -348,6 +348,18 @@ pub fn run_line_with(
     native: Option<&dyn crate::native::NativeKernels>,
     lowering: Option<&dyn crate::lowering::OpLowering>,
 ) -> RunResult<()> {
+    let mut interp = crate::Interpreter::new(m);
+    interp.native = native;
+    interp.lowering = lowering;
+    run_line_call(m, line, &|g, args| interp.call_global(g, args, relax_ir::Span::NONE))
+}
+
+/// Runs one `# EXEC:` line of module `m` through `call` (the interpreter or the VM).
+pub fn run_line_call(
+    m: &relax_ir::Module,
+    line: &ExecLine,
+    call: &dyn Fn(relax_ir::Global, Vec<Value>) -> RunResult<Value>,
+) -> RunResult<()> {
     let g = m.lookup(&line.func).ok_or_else(|| RunError::new(format!("the module has no function `{}`", line.func)))?;
     let f = m.relax(g).ok_or_else(|| RunError::new(format!("`{}` is not a Relax function", line.func)))?;
     if f.func.params.len() != line.args.len() {
@@ -365,10 +377,7 @@ pub fn run_line_with(
                 .map_err(|e| RunError::new(format!("argument `{}`: {e}", f.vars[p].name)))?,
         );
     }
-    let mut interp = crate::Interpreter::new(m);
-    interp.native = native;
-    interp.lowering = lowering;
-    let v = interp.call_global(g, args, relax_ir::Span::NONE)?;
+    let v = call(g, args)?;
     compare(&v, &line.expected, line.approx).map_err(|e| {
         RunError::new(format!("EXEC check failed: `{}` gave {e}", line.text))
             .with_note(format!("the result is {}", crate::print::value_text(&v).replace('\n', " ")))

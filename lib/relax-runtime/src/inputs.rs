@@ -9,7 +9,7 @@
 //! given inputs; a tensor over 1 GiB is an error. Each parameter draws from its own stream (the seed and its position),
 //! so giving one parameter by file does not change the others.
 
-use relax_ir::{DataType, Global, Module, RelaxFunction, SymVar, TensorShape, Ty, TyData};
+use relax_ir::{DataType, Global, Module, Pool, SymVar, TensorShape, Ty, TyData};
 
 use crate::check::Checker;
 use crate::error::{RunError, RunResult};
@@ -65,12 +65,34 @@ impl Rng {
     }
 }
 
+/// What inputs are made for: a function's name, the pool its types live in, and its
+/// parameters' names and types (a module's Relax function, or a function of an
+/// executable, which has no IR).
+pub struct Signature<'a> {
+    /// The function's name.
+    pub name: &'a str,
+    /// The pool of its types and symbolic variables.
+    pub pool: &'a Pool,
+    /// Each parameter's name and type.
+    pub params: Vec<(&'a str, Ty)>,
+}
+
+impl<'a> Signature<'a> {
+    /// The signature of Relax function `g` of `m`.
+    pub fn of_global(m: &'a Module, g: Global) -> RunResult<Signature<'a>> {
+        let name = &m.globals[g].name;
+        let f = m.relax(g).ok_or_else(|| RunError::new(format!("`{name}` is not a Relax function")))?;
+        let params = f.func.params.iter().map(|&p| (f.vars[p].name.as_str(), f.vars[p].ty)).collect();
+        Ok(Signature { name, pool: &f.pool, params })
+    }
+}
+
 /// The symbolic variable of `f` named `name`.
-fn find_sym(f: &RelaxFunction, name: &str) -> Option<SymVar> {
+fn find_sym(f: &Signature<'_>, name: &str) -> Option<SymVar> {
     f.pool.vars.iter().find(|(_, d)| d.name == name).map(|(v, _)| v)
 }
 
-fn random_value(f: &RelaxFunction, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &str) -> RunResult<Value> {
+fn random_value(f: &Signature<'_>, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &str) -> RunResult<Value> {
     let unbound = |e| {
         let mut vs = Vec::new();
         f.pool.collect_vars(e, &mut vs);
@@ -91,7 +113,7 @@ fn random_value(f: &RelaxFunction, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &s
             }
             let mut s = Vec::with_capacity(dims.len());
             for &d in dims {
-                s.push(eval_dim(&f.pool, d, syms).map_err(|_| unbound(d))?);
+                s.push(eval_dim(f.pool, d, syms).map_err(|_| unbound(d))?);
             }
             let bytes = s.iter().try_fold(dtype.bytes(), |n, &d| n.checked_mul(d.max(0) as u64));
             if bytes.is_none_or(|b| b > MAX_RANDOM_BYTES) {
@@ -107,12 +129,12 @@ fn random_value(f: &RelaxFunction, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &s
         TyData::Shape { values: Some(dims), .. } => {
             let mut s = Vec::new();
             for &d in dims {
-                s.push(eval_dim(&f.pool, d, syms).map_err(|_| unbound(d))?);
+                s.push(eval_dim(f.pool, d, syms).map_err(|_| unbound(d))?);
             }
             Ok(Value::Shape(s))
         }
         TyData::Prim { dtype, value: Some(v) } => {
-            let x = crate::relax::sym::eval_sym(&f.pool, *v, syms).map_err(|_| unbound(*v))?;
+            let x = crate::relax::sym::eval_sym(f.pool, *v, syms).map_err(|_| unbound(*v))?;
             Ok(Value::Prim(x.cast(*dtype)))
         }
         TyData::Prim { dtype, value: None } => {
@@ -139,9 +161,18 @@ pub fn make_inputs(
     sym: &[(String, i64)],
     seed: Option<u64>,
 ) -> RunResult<Vec<Value>> {
-    let name = &m.globals[g].name;
-    let f = m.relax(g).ok_or_else(|| RunError::new(format!("`{name}` is not a Relax function")))?;
-    let params = &f.func.params;
+    make_inputs_for(&Signature::of_global(m, g)?, given, sym, seed)
+}
+
+/// [`make_inputs`] for a function given by its signature.
+pub fn make_inputs_for(
+    f: &Signature<'_>,
+    given: &[Option<Value>],
+    sym: &[(String, i64)],
+    seed: Option<u64>,
+) -> RunResult<Vec<Value>> {
+    let name = f.name;
+    let params = &f.params;
     if given.len() > params.len() {
         return Err(RunError::new(format!(
             "`{name}` takes {} parameters, but {} inputs were given",
@@ -154,7 +185,7 @@ pub fn make_inputs(
     let given: Vec<Option<Value>> = given
         .iter()
         .zip(params)
-        .map(|(v, &p)| match (v, f.pool.ty(f.vars[p].ty)) {
+        .map(|(v, &(_, ty))| match (v, f.pool.ty(ty)) {
             (Some(Value::Tensor(t)), TyData::Shape { .. }) if t.shape.len() == 1 && !t.dtype.is_float() => {
                 Some(Value::Shape(t.scalars().into_iter().map(Scalar::as_i64).collect()))
             }
@@ -175,27 +206,25 @@ pub fn make_inputs(
     // error here (other mismatches are reported by the call's own check).
     {
         let nothing = |_| None;
-        let mut ck = Checker::new(&f.pool, &mut syms, &nothing);
+        let mut ck = Checker::new(f.pool, &mut syms, &nothing);
         ck.item_name = "--sym".to_string();
-        for (i, (&p, v)) in params.iter().zip(given).enumerate() {
+        for (i, (&(_, ty), v)) in params.iter().zip(given).enumerate() {
             if let Some(v) = v {
                 // A kind, dtype or rank mismatch is reported by the call's own check.
-                let _ = ck.match_value(i, f.vars[p].ty, v, "");
+                let _ = ck.match_value(i, ty, v, "");
             }
         }
         if let Err(m) = ck.finish()
             && sym.iter().any(|(n, _)| m.detail.contains(&format!("`{n}`")))
         {
-            let p = params[m.item];
             return Err(RunError::new(format!(
                 "parameter `{}` of `{name}` does not agree with `--sym`: {}",
-                f.vars[p].name, m.detail
+                params[m.item].0, m.detail
             )));
         }
     }
     let mut out = Vec::with_capacity(params.len());
-    for (i, &p) in params.iter().enumerate() {
-        let pname = &f.vars[p].name;
+    for (i, &(pname, ty)) in params.iter().enumerate() {
         match given.get(i).cloned().flatten() {
             Some(v) => out.push(v),
             None => {
@@ -205,7 +234,7 @@ pub fn make_inputs(
                     )));
                 };
                 let mut rng = Rng::new(seed, i as u64);
-                out.push(random_value(f, f.vars[p].ty, &syms, &mut rng, pname)?);
+                out.push(random_value(f, ty, &syms, &mut rng, pname)?);
             }
         }
     }

@@ -11,6 +11,8 @@
 //!   comments.
 //! * [`lowering`]: what the interpreter falls back to for ops without a reference kernel
 //!   (the driver hands in `legalize-ops`); the interpreter does not depend on the passes.
+//! * [`vm`]: the executable form of the Relax level (bytecode, constant pool, kernel
+//!   table, debug table; serializable) and the VM that runs it (`docs/executable.md`).
 //! * [`native`]: the interface through which compiled kernels replace the TIR
 //!   interpreter; `kernel_rt` (feature `native`): what compiled kernels call at run time
 //!   (no LLVM); `library` (feature `native`): compiled libraries opened with the system's
@@ -37,6 +39,7 @@ pub mod native;
 pub mod npy;
 pub mod ops;
 pub mod relax;
+pub mod vm;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 

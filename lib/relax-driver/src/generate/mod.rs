@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use relax_ir::Module;
-use relax_runtime::{Interpreter, RunError, Tensor, npy};
+use relax_runtime::{RunError, Tensor, npy};
 
 use crate::Io;
 use crate::source::SourceFile;
@@ -103,8 +103,7 @@ pub(crate) fn generate(
     gguf: Option<&crate::llm::GgufWeights>,
     file: &SourceFile,
     module: &Module,
-    native: Option<&dyn relax_runtime::native::NativeKernels>,
-    options: relax_runtime::Options,
+    runner: &crate::runner::Runner<'_>,
     color: bool,
     io: &mut Io<'_>,
 ) -> i32 {
@@ -165,10 +164,9 @@ pub(crate) fn generate(
         None => None,
     };
     let states = decode.state_count();
-    let mut interp = Interpreter::with_options(module, options).with_lowering(&crate::lowering::Legalize);
-    interp.native = native;
-    let run_err = |io: &mut Io<'_>, interp: &Interpreter<'_>, e: RunError| {
-        let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+    let interp = runner;
+    let run_err = |io: &mut Io<'_>, interp: &crate::runner::Runner<'_>, e: RunError| {
+        let _ = io.stdout.write_all(interp.printed().as_bytes());
         let _ = io.stderr.write_all(crate::run::render_error(file, &e, color).as_bytes());
         1
     };
@@ -186,9 +184,9 @@ pub(crate) fn generate(
         return fail(io, e);
     }
     let start = Instant::now();
-    let out = match interp.call_global(prefill.g, call_args, relax_ir::Span::NONE) {
+    let out = match interp.call_global(prefill.g, call_args) {
         Ok(v) => v,
-        Err(e) => return run_err(io, &interp, e),
+        Err(e) => return run_err(io, interp, e),
     };
     let mut step = match split_result("prefill", out, states, vocab) {
         Ok(s) => s,
@@ -200,9 +198,9 @@ pub(crate) fn generate(
         if let Err(e) = ext.check_bounds(&call_args) {
             return fail(io, e);
         }
-        let out = match interp.call_global(ext.g, call_args, relax_ir::Span::NONE) {
+        let out = match interp.call_global(ext.g, call_args) {
             Ok(v) => v,
-            Err(e) => return run_err(io, &interp, e),
+            Err(e) => return run_err(io, interp, e),
         };
         step = match split_result("extend", out, states, vocab) {
             Ok(s) => s,
@@ -226,11 +224,11 @@ pub(crate) fn generate(
             return fail(io, e);
         }
         let start = Instant::now();
-        let out = match interp.call_global(decode.g, call_args, relax_ir::Span::NONE) {
+        let out = match interp.call_global(decode.g, call_args) {
             Ok(v) => v,
             Err(e) => {
                 let _ = writeln!(io.stdout);
-                return run_err(io, &interp, e);
+                return run_err(io, interp, e);
             }
         };
         step_times.push(start.elapsed());
@@ -253,7 +251,7 @@ pub(crate) fn generate(
     }
     let _ = write!(io.stdout, "{}", tokens.finish());
     let _ = writeln!(io.stdout);
-    let _ = io.stdout.write_all(interp.printed.borrow().as_bytes());
+    let _ = io.stdout.write_all(interp.printed().as_bytes());
 
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let _ = writeln!(

@@ -16,12 +16,15 @@
 //!   [`pool`], `threads` threads in all, the calling thread included) and the math
 //!   helpers of `relax_codegen::abi::MATH_HELPERS` ([`crate::kernel_rt`]), defined in the
 //!   JIT by address; libm functions resolve from the process.
+//! * [`provider`]: the compiled kernels as the [`crate::vm::KernelProvider`] of an
+//!   executable, so the VM runs the Relax level instead of the interpreter.
 #![expect(unsafe_code, reason = "the JIT calls machine code it generated and hands it raw tensor pointers")]
 
 pub mod cache;
 pub mod objects;
 pub mod orc;
 pub mod perfmap;
+pub mod provider;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,8 +41,7 @@ use crate::native::NativeKernels;
 use crate::scalar::Scalar;
 use crate::value::Value;
 
-/// `i32 name_packed(ptr args)`.
-type PackedFn = unsafe extern "C" fn(*mut u64) -> i32;
+use crate::vm::PackedFn;
 
 /// The compiled kernels of a module.
 pub struct JitKernels {
@@ -202,7 +204,10 @@ impl JitKernels {
         let t = std::time::Instant::now();
         // SAFETY: the slots follow the kernel's ABI; tensors were checked against its
         // buffers by `bind_call`.
-        let code = stacker::maybe_grow(relax_codegen::abi::KERNEL_STACK, 2 * relax_codegen::abi::KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) });
+        let code =
+            stacker::maybe_grow(relax_codegen::abi::KERNEL_STACK, 2 * relax_codegen::abi::KERNEL_STACK, || unsafe {
+                f(slots.as_mut_ptr())
+            });
         self.kernel_seconds.set(self.kernel_seconds.get() + t.elapsed().as_secs_f64());
         if code != 0 {
             let e = k.errors.get(code as usize - 1);

@@ -152,10 +152,7 @@ mod tests {
             kernels: vec![KernelInfo {
                 name: "add".into(),
                 symbol: "add_packed".into(),
-                errors: vec![KernelErrorInfo {
-                    message: "assertion failed".into(),
-                    span: Span::new(0, 15),
-                }],
+                errors: vec![KernelErrorInfo { message: "assertion failed".into(), span: Span::new(0, 15) }],
             }],
         }
     }

@@ -5,12 +5,14 @@
 //! executable (the `relax_manifest` and `relax_executable` byte arrays), points the
 //! library's runtime imports (`relax_rt_ptr_<name>`, `relax_codegen::abi::IMPORT_PREFIX`)
 //! at this process's [`crate::kernel_rt`] functions, and resolves every kernel's packed
-//! entry point. [`Library::call_kernel`] runs one kernel on filled ABI slots on the
-//! library's thread pool, turning a non-zero result into the kernel's error message at
-//! its source span.
+//! entry point. [`Library::invoke`] runs one kernel on filled ABI slots on the library's
+//! thread pool; [`Program`] runs the executable on the VM with those kernels.
 #![expect(unsafe_code, reason = "a loaded library is machine code called through raw pointers")]
 
 pub mod manifest;
+pub mod program;
+
+pub use program::{LibraryKernels, Program};
 
 use std::path::Path;
 
@@ -18,10 +20,8 @@ use relax_codegen::abi::{IMPORT_PREFIX, KERNEL_STACK};
 
 use crate::error::{RunError, RunResult};
 use crate::kernel_rt::{pool, runtime_symbols};
+pub use crate::vm::PackedFn;
 use manifest::Manifest;
-
-/// `i32 name_packed(u64 *slots)`.
-pub type PackedFn = unsafe extern "C" fn(*mut u64) -> i32;
 
 /// The symbol of the manifest's bytes (`<symbol>_size` holds their length).
 pub const MANIFEST_SYMBOL: &str = "relax_manifest";
@@ -50,13 +50,17 @@ impl Library {
         if !path.exists() {
             return Err(RunError::new(format!("cannot open library `{shown}`: no such file")));
         }
+        // The loader searches its library path for a name without a `/`: name the file.
+        let path =
+            std::fs::canonicalize(path).map_err(|e| RunError::new(format!("cannot open library `{shown}`: {e}")))?;
         // SAFETY: loading runs the library's initializers; a relax library has none of
         // its own (it is kernels and data), and a foreign one is rejected below before
         // any of its code is called.
-        let lib = unsafe { libloading::Library::new(path) }
+        let lib = unsafe { libloading::Library::new(&path) }
             .map_err(|e| RunError::new(format!("cannot load library `{shown}`: {e}")))?;
-        let manifest_bytes = data(&lib, MANIFEST_SYMBOL)
-            .ok_or_else(|| RunError::new(format!("`{shown}` is not a relax library (it has no `{MANIFEST_SYMBOL}`)")))?;
+        let manifest_bytes = data(&lib, MANIFEST_SYMBOL).ok_or_else(|| {
+            RunError::new(format!("`{shown}` is not a relax library (it has no `{MANIFEST_SYMBOL}`)"))
+        })?;
         let manifest = Manifest::from_bytes(manifest_bytes).map_err(|e| RunError::new(format!("`{shown}`: {e}")))?;
         let executable = data(&lib, EXECUTABLE_SYMBOL)
             .ok_or_else(|| RunError::new(format!("`{shown}` has no executable (`{EXECUTABLE_SYMBOL}`)")))?
@@ -95,27 +99,17 @@ impl Library {
         self.kernels.get(index).copied()
     }
 
-    /// Runs kernel `index` on `slots` (filled per `relax_codegen::abi`) on the library's
-    /// thread pool; a non-zero result is the kernel's run-time error.
+    /// Calls a kernel's entry point `f` on `slots` on the library's thread pool, with the
+    /// stack kernels need; the kernel's result code.
     ///
     /// # Safety
-    /// `slots` must follow the kernel's ABI: tensor addresses of buffers checked against
-    /// its parameters, symbolic variables' values, a result word where it has one.
-    pub unsafe fn call_kernel(&self, index: usize, slots: &mut [u64]) -> RunResult<()> {
-        let (f, info) = match (self.kernels.get(index), self.manifest.kernels.get(index)) {
-            (Some(f), Some(info)) => (*f, info),
-            _ => return Err(RunError::new(format!("the library has no kernel {index}"))),
-        };
+    /// `f` is one of this library's kernels and `slots` follow its ABI: tensor addresses
+    /// of buffers checked against its parameters, symbolic variables' values, a result
+    /// word where it has one.
+    pub unsafe fn invoke(&self, f: PackedFn, slots: &mut [u64]) -> i32 {
         let _pool = pool::Enter::new(&self.pool);
-        // SAFETY: the caller filled the slots per the kernel's ABI.
-        let code = stacker::maybe_grow(KERNEL_STACK, 2 * KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) });
-        if code == 0 {
-            return Ok(());
-        }
-        Err(match info.errors.get(code as usize - 1) {
-            Some(e) => RunError::at(e.span, e.message.clone()),
-            None => RunError::new(format!("PrimFunc `{}` failed with code {code}", info.name)),
-        })
+        // SAFETY: the caller's contract.
+        stacker::maybe_grow(KERNEL_STACK, 2 * KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) })
     }
 }
 

@@ -210,6 +210,46 @@ pub fn run_op<'m>(
     legalize::run(interp, fr, e, call, name, args)
 }
 
+/// Runs a value op or an op with a reference kernel without the IR (the VM of
+/// [`crate::vm`]): `attrs` are the call's attributes, `out` the call's type with its dims
+/// evaluated. A case the kernel does not take is an error (there is no legalization to
+/// fall back to at run time).
+pub fn run_detached(
+    id: OpId,
+    args: Vec<Value>,
+    attrs: &relax_ir::Attrs,
+    out: Option<(Vec<i64>, DataType)>,
+) -> RunResult<Value> {
+    if let Some(v) = value_op(id, &args)? {
+        return Ok(v);
+    }
+    let name = id.name();
+    let Some(k) = kernel(id) else {
+        return Err(RunError::new(format!("the op `R.{}` has no reference kernel", short(name))));
+    };
+    // Kernels read only the attributes of the call.
+    let call = Call {
+        callee: relax_entity::EntityRef::new(0),
+        args: relax_ir::ExprList::default(),
+        attrs: attrs.clone(),
+        sinfo_args: Vec::new(),
+    };
+    let ka = KernelArgs { op: id, op_name: id.def().text_name(), args, call: &call, out };
+    k(&ka).map_err(|err| {
+        let message = if err.message == UNSUPPORTED {
+            format!("`R.{}`: this case has no reference kernel and cannot be legalized at run time", short(name))
+        } else {
+            format!("`R.{}`: {}", short(name), err.message)
+        };
+        RunError { message, ..err }
+    })
+}
+
+/// True when the VM can run the op `id` with [`run_detached`].
+pub fn runs_detached(id: OpId) -> bool {
+    VALUE_OPS.contains(&id) || kernel(id).is_some()
+}
+
 fn short(name: &str) -> &str {
     name.strip_prefix("relax.").unwrap_or(name)
 }

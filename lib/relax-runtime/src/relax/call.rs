@@ -47,6 +47,17 @@ pub(crate) fn fields(v: Value) -> Vec<Value> {
     }
 }
 
+impl builtins::Host for Interpreter<'_> {
+    fn call_value(&self, callee: &Value, args: Vec<Value>) -> RunResult<Value> {
+        Interpreter::call_value(self, callee, args, Span::NONE)
+    }
+    fn print_line(&self, text: &str) {
+        let mut p = self.printed.borrow_mut();
+        p.push_str(text);
+        p.push('\n');
+    }
+}
+
 impl<'m> Interpreter<'m> {
     pub(crate) fn eval_args(&self, fr: &mut Frame<'m>, args: &[Expr]) -> RunResult<Vec<Value>> {
         let mut out = Vec::with_capacity(args.len());
@@ -68,7 +79,7 @@ impl<'m> Interpreter<'m> {
             }
             ExprData::ExternFunc(name) => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
-                builtins::call_packed(self, name, &args, None).map_err(|x| x.or_at(site))
+                builtins::call_packed(self, name, &args).map_err(|x| x.or_at(site))
             }
             _ => {
                 let callee = self.eval(fr, call.callee, None)?;
@@ -85,7 +96,7 @@ impl<'m> Interpreter<'m> {
         };
         match &**fv {
             FuncValue::Global(g) => self.call_global(*g, args, site),
-            FuncValue::Packed(name) => builtins::call_packed(self, name, &args, None).map_err(|x| x.or_at(site)),
+            FuncValue::Packed(name) => builtins::call_packed(self, name, &args).map_err(|x| x.or_at(site)),
             FuncValue::Local { owner, node, self_var, env } => {
                 let f = self.module.relax(*owner).ok_or_else(|| RunError::new("a closure of a removed function"))?;
                 let ExprData::Function(fnode) = &f.exprs[*node] else {
@@ -138,13 +149,12 @@ impl<'m> Interpreter<'m> {
                 let outs = self.alloc_outputs(fr, &call.sinfo_args)?;
                 let mut all = fields(args[1].clone());
                 all.extend(outs.iter().cloned().map(Value::Tensor));
-                self.call_packed_value(&args[0], &all, None)?;
+                self.call_packed_value(&args[0], &all)?;
                 Ok(pack_outputs(outs, &call.sinfo_args, fr))
             }
             ops::CALL_PURE_PACKED | ops::CALL_INPLACE_PACKED => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
-                let ret = call.sinfo_args.first().copied();
-                let r = self.call_packed_value(&args[0], &args[1..], ret.map(|t| (fr as &Frame<'m>, t)))?;
+                let r = self.call_packed_value(&args[0], &args[1..])?;
                 if id == ops::CALL_INPLACE_PACKED {
                     let idx = int_list(call, "inplace_indices");
                     let outs: Vec<Value> =
@@ -155,8 +165,7 @@ impl<'m> Interpreter<'m> {
             }
             ops::CALL_BUILTIN_WITH_CTX => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
-                let ret = call.sinfo_args.first().copied();
-                self.call_packed_value(&args[0], &fields(args[1].clone()), ret.map(|t| (fr as &Frame<'m>, t)))
+                self.call_packed_value(&args[0], &fields(args[1].clone()))
             }
             ops::INVOKE_CLOSURE | ops::INVOKE_PURE_CLOSURE => {
                 let args = self.eval_args(fr, fr.f.list(call.args))?;
@@ -195,22 +204,17 @@ impl<'m> Interpreter<'m> {
     }
 
     /// Calls a packed function given as a value (an extern function or a global).
-    pub(crate) fn call_packed_value(
-        &self,
-        callee: &Value,
-        args: &[Value],
-        ret: Option<(&Frame<'m>, Ty)>,
-    ) -> RunResult<Value> {
+    pub(crate) fn call_packed_value(&self, callee: &Value, args: &[Value]) -> RunResult<Value> {
         match callee {
             Value::Func(fv) => match &**fv {
-                FuncValue::Packed(name) => builtins::call_packed(self, name, args, ret),
+                FuncValue::Packed(name) => builtins::call_packed(self, name, args),
                 FuncValue::Global(g) => match &self.module.globals[*g].func {
-                    relax_ir::Func::Extern(ef) => builtins::call_packed(self, &ef.symbol, args, ret),
+                    relax_ir::Func::Extern(ef) => builtins::call_packed(self, &ef.symbol, args),
                     _ => self.call_global(*g, args.to_vec(), Span::NONE),
                 },
                 _ => self.call_value(callee, args.to_vec(), Span::NONE),
             },
-            Value::Str(name) => builtins::call_packed(self, name, args, ret),
+            Value::Str(name) => builtins::call_packed(self, name, args),
             other => Err(RunError::new(format!("cannot call {}", other.kind()))),
         }
     }

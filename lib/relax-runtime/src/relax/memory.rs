@@ -74,7 +74,6 @@ pub const MEMORY_OPS: &[OpId] = &[
 impl<'m> Interpreter<'m> {
     /// Runs a memory op.
     pub(crate) fn memory_op(&self, fr: &mut Frame<'m>, call: &'m Call, id: OpId) -> RunResult<Value> {
-        let op = format!("R.{}", id.def().text_name());
         if matches!(id, ops::MEMORY_KILL_STORAGE | ops::MEMORY_KILL_TENSOR | ops::VM_KILL_OBJECT) {
             let what: &'static str = match id {
                 ops::MEMORY_KILL_STORAGE => "R.memory.kill_storage",
@@ -90,54 +89,60 @@ impl<'m> Interpreter<'m> {
             return Ok(Value::unit());
         }
         let args = self.eval_args(fr, fr.f.list(call.args))?;
-        let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
-        match id {
-            ops::BUILTIN_ALLOC_TENSOR => {
-                let shape = shape_arg(&arg(0), &op)?;
-                let dtype = dtype_arg(&arg(1), &op)?;
-                Ok(Value::Tensor(Tensor::zeros(&shape, dtype)))
-            }
-            ops::MEMORY_ALLOC_STORAGE => {
-                let size = shape_arg(&arg(0), &op)?;
-                Ok(Value::Storage(Storage::new(numel(&size))))
-            }
-            ops::VM_ALLOC_STORAGE => {
-                let size = shape_arg(&arg(0), &op)?;
-                let dtype = dtype_arg(&arg(2), &op)?;
-                Ok(Value::Storage(Storage::new(numel(&size) * dtype.bytes() as usize)))
-            }
-            ops::MEMORY_ALLOC_TENSOR | ops::VM_ALLOC_TENSOR => {
-                let Value::Storage(s) = arg(0) else {
-                    return Err(RunError::new(format!("`{op}`: expected a storage, got {}", arg(0).describe())));
-                };
-                let offset = int_arg(&arg(1), &op)?;
-                let shape = shape_arg(&arg(2), &op)?;
-                let dtype = dtype_arg(&arg(3), &op)?;
-                Ok(Value::Tensor(carve(&s.bytes, offset, &shape, dtype, &op)?))
-            }
-            ops::MEMORY_VIEW => {
-                let Value::Tensor(x) = arg(0) else {
-                    return Err(RunError::new(format!("`{op}`: expected a tensor, got {}", arg(0).describe())));
-                };
-                let shape = match arg(1) {
-                    Value::Shape(s) => s,
-                    _ => x.shape.clone(),
-                };
-                let dtype = match arg(2) {
-                    Value::DType(d) => d,
-                    _ => x.dtype,
-                };
-                let rel = match arg(3) {
-                    Value::Prim(p) => p.as_i64(),
-                    _ => 0,
-                };
-                Ok(Value::Tensor(carve(&x.data, x.offset as i64 + rel, &shape, dtype, &op)?))
-            }
-            ops::MEMORY_ENSURE_ZERO_OFFSET => match arg(0) {
-                Value::Tensor(x) if x.offset != 0 => Ok(Value::Tensor(x.deep_copy())),
-                other => Ok(other),
-            },
-            _ => Err(RunError::new(format!("the op `{op}` is not supported by the interpreter"))),
+        run_memory_op(id, &args)
+    }
+}
+
+/// Runs a memory op other than the kills on its evaluated arguments.
+pub(crate) fn run_memory_op(id: OpId, args: &[Value]) -> RunResult<Value> {
+    let op = format!("R.{}", id.def().text_name());
+    let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
+    match id {
+        ops::BUILTIN_ALLOC_TENSOR => {
+            let shape = shape_arg(&arg(0), &op)?;
+            let dtype = dtype_arg(&arg(1), &op)?;
+            Ok(Value::Tensor(Tensor::zeros(&shape, dtype)))
         }
+        ops::MEMORY_ALLOC_STORAGE => {
+            let size = shape_arg(&arg(0), &op)?;
+            Ok(Value::Storage(Storage::new(numel(&size))))
+        }
+        ops::VM_ALLOC_STORAGE => {
+            let size = shape_arg(&arg(0), &op)?;
+            let dtype = dtype_arg(&arg(2), &op)?;
+            Ok(Value::Storage(Storage::new(numel(&size) * dtype.bytes() as usize)))
+        }
+        ops::MEMORY_ALLOC_TENSOR | ops::VM_ALLOC_TENSOR => {
+            let Value::Storage(s) = arg(0) else {
+                return Err(RunError::new(format!("`{op}`: expected a storage, got {}", arg(0).describe())));
+            };
+            let offset = int_arg(&arg(1), &op)?;
+            let shape = shape_arg(&arg(2), &op)?;
+            let dtype = dtype_arg(&arg(3), &op)?;
+            Ok(Value::Tensor(carve(&s.bytes, offset, &shape, dtype, &op)?))
+        }
+        ops::MEMORY_VIEW => {
+            let Value::Tensor(x) = arg(0) else {
+                return Err(RunError::new(format!("`{op}`: expected a tensor, got {}", arg(0).describe())));
+            };
+            let shape = match arg(1) {
+                Value::Shape(s) => s,
+                _ => x.shape.clone(),
+            };
+            let dtype = match arg(2) {
+                Value::DType(d) => d,
+                _ => x.dtype,
+            };
+            let rel = match arg(3) {
+                Value::Prim(p) => p.as_i64(),
+                _ => 0,
+            };
+            Ok(Value::Tensor(carve(&x.data, x.offset as i64 + rel, &shape, dtype, &op)?))
+        }
+        ops::MEMORY_ENSURE_ZERO_OFFSET => match arg(0) {
+            Value::Tensor(x) if x.offset != 0 => Ok(Value::Tensor(x.deep_copy())),
+            other => Ok(other),
+        },
+        _ => Err(RunError::new(format!("the op `{op}` is not supported by the interpreter"))),
     }
 }

@@ -176,7 +176,7 @@ impl<'m> Interpreter<'m> {
             });
         }
         match &m.globals[g].func {
-            relax_ir::Func::Extern(e) => crate::builtins::call_packed(self, &e.symbol, &args, None),
+            relax_ir::Func::Extern(e) => crate::builtins::call_packed(self, &e.symbol, &args),
             _ => Err(RunError::at(site, format!("`{}` cannot be called", m.globals[g].name))),
         }
     }

@@ -1,0 +1,737 @@
+//! The VM: runs the bytecode of an [`Executable`], calling kernels through a
+//! [`KernelProvider`]. A Relax call is a frame of registers and symbolic values; the
+//! loop runs its instructions with the interpreter's checks and messages.
+#![expect(unsafe_code, reason = "calls kernels' machine code through their packed functions")]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use relax_entity::EntityRef;
+use relax_ir::op::OpId;
+use relax_ir::{Global, PrimExpr, Span, Ty, TyData, Var};
+
+use super::bytecode::{Constant, Function, Instr, KillKind, Operands, Reg};
+use super::kernels::KernelProvider;
+use super::{Executable, GlobalKind};
+use crate::builtins::{self, Host};
+use crate::check::Checker;
+use crate::error::{RunError, RunResult};
+use crate::relax::MAX_DEPTH;
+use crate::relax::call::{fields, format_values};
+use crate::relax::exec::scalar_of;
+use crate::relax::recycle::Recycler;
+use crate::relax::sym::{Syms, eval_dim, eval_sym};
+use crate::scalar::Scalar;
+use crate::value::{Captured, FuncValue, Tensor, Value};
+
+/// Options of a VM.
+#[derive(Clone, Debug)]
+pub struct VmOptions {
+    /// Check the result of every Relax function call against its declared type.
+    pub check_results: bool,
+}
+
+impl Default for VmOptions {
+    fn default() -> VmOptions {
+        VmOptions { check_results: true }
+    }
+}
+
+/// A register.
+#[derive(Clone)]
+enum Slot {
+    Empty,
+    Val(Value),
+    Killed(KillKind),
+}
+
+/// The state of one Relax call.
+struct Frame {
+    regs: Vec<Slot>,
+    syms: Syms,
+}
+
+/// A VM over an executable and the code of its kernels.
+pub struct Vm<'a> {
+    exec: &'a Executable,
+    kernels: &'a dyn KernelProvider,
+    options: VmOptions,
+    /// The op of each string of the executable that names one.
+    ops: Vec<Option<OpId>>,
+    printed: RefCell<String>,
+    depth: Cell<usize>,
+    recycler: Recycler,
+}
+
+impl<'a> Vm<'a> {
+    /// A VM running `exec` with the kernels of `kernels`.
+    pub fn new(exec: &'a Executable, kernels: &'a dyn KernelProvider, options: VmOptions) -> Vm<'a> {
+        let ops = exec.strings.iter().map(|s| relax_ir::op::lookup(s)).collect();
+        Vm {
+            exec,
+            kernels,
+            options,
+            ops,
+            printed: RefCell::new(String::new()),
+            depth: Cell::new(0),
+            recycler: Recycler::default(),
+        }
+    }
+
+    /// Calls the function named `entry` with arguments (checked against its parameters).
+    pub fn call(&self, entry: &str, args: Vec<Value>) -> RunResult<Value> {
+        let Some(i) = self.exec.function_index(entry) else {
+            return Err(RunError::new(format!("the module has no function `{entry}`")));
+        };
+        self.call_function(i, args, Span::NONE, None)
+    }
+
+    /// Text printed by `R.print` and `relax.run.print` so far (taken).
+    pub fn take_printed(&self) -> String {
+        std::mem::take(&mut self.printed.borrow_mut())
+    }
+
+    fn span(&self, i: u32) -> Span {
+        self.exec.span(i)
+    }
+
+    /// Calls function `fi`; a closure's call starts from its captured environment and
+    /// binds its own variable to the closure.
+    fn call_function(&self, fi: usize, args: Vec<Value>, site: Span, closure: Option<Closure<'_>>) -> RunResult<Value> {
+        let f = &self.exec.functions[fi];
+        if self.depth.get() >= MAX_DEPTH {
+            return Err(RunError::at(site, format!("calls nest deeper than {MAX_DEPTH} levels (in `{}`)", f.name)));
+        }
+        self.depth.set(self.depth.get() + 1);
+        let r = crate::tir::grow(|| self.call_inner(f, args, site, closure));
+        self.depth.set(self.depth.get() - 1);
+        r
+    }
+
+    fn call_inner(&self, f: &Function, args: Vec<Value>, site: Span, closure: Option<Closure<'_>>) -> RunResult<Value> {
+        if args.len() != f.params.len() {
+            return Err(RunError::at(
+                site,
+                format!("`{}` takes {} arguments, got {}", f.name, f.params.len(), args.len()),
+            ));
+        }
+        let mut fr = Frame { regs: vec![Slot::Empty; f.num_regs as usize], syms: Syms::new(f.pool.vars.len()) };
+        if let Some(c) = closure {
+            for (v, x) in &c.env.vars {
+                if let Some(slot) = fr.regs.get_mut(v.index()) {
+                    *slot = Slot::Val(x.clone());
+                }
+            }
+            for (s, x) in &c.env.syms {
+                fr.syms.set(*s, *x);
+            }
+            if let Some(slot) = c.self_var.and_then(|v| fr.regs.get_mut(v.index())) {
+                *slot = Slot::Val(c.value.clone());
+            }
+        }
+        for (p, a) in f.params.iter().zip(args) {
+            fr.regs[p.reg as usize] = Slot::Val(a);
+        }
+        self.check_params(f, &mut fr)?;
+        let out = self.run(f, &mut fr)?;
+        if self.options.check_results {
+            let (ty, text) = f.ret;
+            let Frame { regs, syms } = &mut fr;
+            let lookup = |v: Var| shape_in(regs, v);
+            let mut ck = Checker::new(&f.pool, syms, &lookup);
+            ck.item_name = "the result".to_string();
+            let r = ck.match_value(0, ty_h(ty), &out, "").and_then(|()| ck.finish());
+            r.map_err(|m| {
+                RunError::at(
+                    self.span(f.span),
+                    format!(
+                        "the result of `{}` does not match its declared type: expected {}, got {}",
+                        f.name,
+                        self.exec.strings[text as usize],
+                        out.describe()
+                    ),
+                )
+                .with_note(m.detail)
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn check_params(&self, f: &Function, fr: &mut Frame) -> RunResult<()> {
+        let Frame { regs, syms } = fr;
+        let lookup = |v: Var| shape_in(regs, v);
+        let mut ck = Checker::new(&f.pool, syms, &lookup);
+        let mut result = Ok(());
+        for (i, p) in f.params.iter().enumerate() {
+            ck.item_name = format!("parameter `{}`", f.reg_names[p.reg as usize]);
+            let Slot::Val(a) = &regs[p.reg as usize] else { continue };
+            if let Err(m) = ck.match_value(i, ty_h(p.ty), a, "") {
+                result = Err(m);
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = ck.finish();
+        }
+        result.map_err(|m| {
+            let p = &f.params[m.item];
+            let got = match &regs[p.reg as usize] {
+                Slot::Val(v) => v.describe(),
+                _ => String::new(),
+            };
+            RunError::at(
+                self.span(f.reg_spans[p.reg as usize]),
+                format!(
+                    "parameter `{}` of `{}`: expected {}, got {got}",
+                    f.reg_names[p.reg as usize], f.name, self.exec.strings[p.text as usize]
+                ),
+            )
+            .with_note(m.detail)
+        })
+    }
+
+    /// Runs a function's code in its frame.
+    fn run(&self, f: &Function, fr: &mut Frame) -> RunResult<Value> {
+        let mut pc = 0usize;
+        loop {
+            let Some(ins) = f.code.get(pc) else {
+                return Err(RunError::new(format!("`{}`: the code ends without a return", f.name)));
+            };
+            pc += 1;
+            match self.step(f, fr, ins) {
+                Ok(Flow::Next) => {}
+                Ok(Flow::Jump(t)) => pc = t as usize,
+                Ok(Flow::Ret(v)) => return Ok(v),
+                Err(e) => {
+                    let d = f.debug.get(pc - 1).copied().unwrap_or_default();
+                    return Err(e.or_at(self.span(d.site)).or_at(self.span(d.binding)));
+                }
+            }
+        }
+    }
+
+    fn get(&self, f: &Function, fr: &Frame, r: Reg) -> RunResult<Value> {
+        match &fr.regs[r as usize] {
+            Slot::Val(v) => Ok(v.clone()),
+            Slot::Empty => {
+                Err(RunError::new(format!("variable `{}` is used before it has a value", f.reg_names[r as usize])))
+            }
+            Slot::Killed(k) => Err(RunError::new(format!(
+                "variable `{}` is used after `{}` ended it",
+                f.reg_names[r as usize],
+                k.op_name()
+            ))),
+        }
+    }
+
+    fn gets(&self, f: &Function, fr: &Frame, rs: &[Reg]) -> RunResult<Vec<Value>> {
+        rs.iter().map(|&r| self.get(f, fr, r)).collect()
+    }
+
+    fn step(&self, f: &Function, fr: &mut Frame, ins: &Instr) -> RunResult<Flow> {
+        let set = |fr: &mut Frame, dst: Reg, v: Value| {
+            fr.regs[dst as usize] = Slot::Val(v);
+            Ok(Flow::Next)
+        };
+        match ins {
+            Instr::Move { dst, src } => {
+                let v = self.get(f, fr, *src)?;
+                set(fr, *dst, v)
+            }
+            Instr::Const { dst, index } => set(fr, *dst, self.constant(*index)?),
+            Instr::Func { dst, global } => {
+                set(fr, *dst, Value::Func(Rc::new(FuncValue::Global(Global::new(*global as usize)))))
+            }
+            Instr::Packed { dst, name } => {
+                let name = self.exec.strings[*name as usize].clone();
+                set(fr, *dst, Value::Func(Rc::new(FuncValue::Packed(name))))
+            }
+            Instr::Shape { dst, dims } => {
+                let mut s = Vec::with_capacity(dims.len());
+                for &d in dims {
+                    s.push(eval_sym(&f.pool, prim_h(d), &fr.syms)?.as_i64());
+                }
+                set(fr, *dst, Value::Shape(s))
+            }
+            Instr::Prim { dst, expr } => {
+                let v = eval_sym(&f.pool, prim_h(*expr), &fr.syms)?;
+                set(fr, *dst, Value::Prim(v))
+            }
+            Instr::Tuple { dst, fields } => {
+                let vs = self.gets(f, fr, fields)?;
+                set(fr, *dst, Value::tuple(vs))
+            }
+            Instr::GetItem { dst, src, index } => {
+                let v = match self.get(f, fr, *src)? {
+                    Value::Tuple(fs) => fs.get(*index as usize).cloned().ok_or_else(|| {
+                        RunError::new(format!("tuple index {index} out of range for a tuple of {} fields", fs.len()))
+                    })?,
+                    other => return Err(RunError::new(format!("`[{index}]` applied to {}", other.kind()))),
+                };
+                set(fr, *dst, v)
+            }
+            Instr::Null { dst } => set(fr, *dst, Value::Null),
+            Instr::CallGlobal { dst, global, args } => {
+                let args = self.gets(f, fr, args)?;
+                let v = self.call_global(*global as usize, args, Span::NONE)?;
+                set(fr, *dst, v)
+            }
+            Instr::CallPacked { dst, name, args } => {
+                let args = self.gets(f, fr, args)?;
+                let v = builtins::call_packed(self, &self.exec.strings[*name as usize], &args)?;
+                set(fr, *dst, v)
+            }
+            Instr::CallValue { dst, callee, args } => {
+                let callee = self.get(f, fr, *callee)?;
+                let args = self.gets(f, fr, args)?;
+                let v = self.call_value(&callee, args, Span::NONE)?;
+                set(fr, *dst, v)
+            }
+            Instr::CallTir { dst, callee, inputs, tir_vars, outs, inplace, tuple } => {
+                let v = self.call_tir(f, fr, *callee, inputs, *tir_vars, outs, inplace.as_deref(), *tuple)?;
+                set(fr, *dst, v)
+            }
+            Instr::CallTirDyn { dst, callee, args } => {
+                let callee = self.get(f, fr, *callee)?;
+                let mut flat = Vec::new();
+                for v in fields(self.get(f, fr, *args)?) {
+                    match v {
+                        Value::Shape(s) => {
+                            flat.extend(s.into_iter().map(|x| Value::Prim(Scalar::int(relax_ir::DataType::INT64, x))))
+                        }
+                        other => flat.push(other),
+                    }
+                }
+                self.call_value(&callee, flat, Span::NONE)?;
+                set(fr, *dst, Value::unit())
+            }
+            Instr::CallDpsPacked { dst, callee, args, outs, tuple } => {
+                let callee = self.get(f, fr, *callee)?;
+                let mut all = fields(self.get(f, fr, *args)?);
+                let outs = self.alloc_outputs(f, fr, outs, &|_| false)?;
+                all.extend(outs.iter().cloned().map(Value::Tensor));
+                self.call_packed_value(&callee, &all)?;
+                set(fr, *dst, pack(outs, *tuple))
+            }
+            Instr::CallPurePacked { dst, callee, args, inplace } => {
+                let callee = self.get(f, fr, *callee)?;
+                let args = self.gets(f, fr, args)?;
+                let r = self.call_packed_value(&callee, &args)?;
+                let v = match inplace {
+                    Some(idx) => {
+                        let outs: Vec<Value> =
+                            idx.iter()
+                                .map(|&i| {
+                                    if i >= 0 {
+                                        args.get(i as usize).cloned().unwrap_or(Value::Null)
+                                    } else {
+                                        r.clone()
+                                    }
+                                })
+                                .collect();
+                        if outs.len() == 1 { outs[0].clone() } else { Value::tuple(outs) }
+                    }
+                    None => r,
+                };
+                set(fr, *dst, v)
+            }
+            Instr::CallBuiltin { dst, callee, args } => {
+                let callee = self.get(f, fr, *callee)?;
+                let args = fields(self.get(f, fr, *args)?);
+                let v = self.call_packed_value(&callee, &args)?;
+                set(fr, *dst, v)
+            }
+            Instr::InvokeClosure { dst, callee, args } => {
+                let callee = self.get(f, fr, *callee)?;
+                let args = fields(self.get(f, fr, *args)?);
+                let v = self.call_value(&callee, args, Span::NONE)?;
+                set(fr, *dst, v)
+            }
+            Instr::MakeClosure { dst, func, captured } => {
+                let func = self.get(f, fr, *func)?;
+                let Value::Func(fv) = &func else {
+                    return Err(RunError::new(format!("`R.make_closure` of {}", func.kind())));
+                };
+                let captured = fields(self.get(f, fr, *captured)?);
+                set(fr, *dst, Value::Func(Rc::new(FuncValue::Closure { func: fv.clone(), captured })))
+            }
+            Instr::Print { dst, args } => {
+                let args = self.gets(f, fr, args)?;
+                let fmt = args.first().cloned().unwrap_or(Value::Str(String::new()));
+                self.print_line(&format_values(&fmt, args.get(1..).unwrap_or(&[])));
+                set(fr, *dst, Value::unit())
+            }
+            Instr::AssertOp { dst, args } => {
+                let args = self.gets(f, fr, args)?;
+                let ok = args
+                    .first()
+                    .and_then(scalar_of)
+                    .ok_or_else(|| RunError::new("the condition of `R.assert_op` is not a scalar"))?;
+                if !ok.is_true() {
+                    let fmt = args.get(1).cloned().unwrap_or(Value::Str(String::new()));
+                    let text = format_values(&fmt, args.get(2..).unwrap_or(&[]));
+                    let text = if text.is_empty() { "assertion failed".to_string() } else { text };
+                    return Err(RunError::new(format!("`R.assert_op` failed: {text}")));
+                }
+                set(fr, *dst, Value::unit())
+            }
+            Instr::Memory { dst, op, args } => {
+                let args = self.gets(f, fr, args)?;
+                let v = crate::relax::memory::run_memory_op(self.op(*op)?, &args)?;
+                set(fr, *dst, v)
+            }
+            Instr::Kill { dst, src, what } => {
+                self.get(f, fr, *src)?;
+                fr.regs[*src as usize] = Slot::Killed(*what);
+                set(fr, *dst, Value::unit())
+            }
+            Instr::Op { dst, op, attrs, args, out } => {
+                let args = self.gets(f, fr, args)?;
+                let out = out.and_then(|t| concrete_tensor(f, fr, ty_h(t)).ok());
+                let v = crate::ops::run_detached(self.op(*op)?, args, &self.exec.attrs[*attrs as usize], out)?;
+                set(fr, *dst, v)
+            }
+            Instr::Closure { dst, func, self_reg } => {
+                let mut env = Captured::default();
+                for (i, s) in fr.regs.iter().enumerate() {
+                    if let Slot::Val(v) = s
+                        && !f.reg_names[i].is_empty()
+                    {
+                        env.vars.insert(Var::new(i), v.clone());
+                    }
+                }
+                env.syms = fr.syms.bound().collect();
+                let local = FuncValue::Local {
+                    owner: Global::new(*func as usize),
+                    node: relax_ir::Expr::new(0),
+                    self_var: self_reg.map(|r| Var::new(r as usize)),
+                    env: Rc::new(env),
+                };
+                set(fr, *dst, Value::Func(Rc::new(local)))
+            }
+            Instr::MatchCast { src, ty, text, var } => {
+                let v = self.get(f, fr, *src)?;
+                let Frame { regs, syms } = fr;
+                let lookup = |x: Var| shape_in(regs, x);
+                let mut ck = Checker::new(&f.pool, syms, &lookup);
+                let name = &f.reg_names[*var as usize];
+                ck.item_name = format!("`{name}`");
+                let r = ck.match_value(0, ty_h(*ty), &v, "").and_then(|()| ck.finish());
+                r.map_err(|m| {
+                    RunError::at(
+                        self.span(f.reg_spans[*var as usize]),
+                        format!(
+                            "match_cast of `{name}` failed: expected {}, got {}",
+                            self.exec.strings[*text as usize],
+                            v.describe()
+                        ),
+                    )
+                    .with_note(m.detail)
+                })?;
+                Ok(Flow::Next)
+            }
+            Instr::JumpIfNot { cond, target } => {
+                let c = match self.get(f, fr, *cond)? {
+                    Value::Prim(s) => s.is_true(),
+                    Value::Tensor(t) if t.numel() == 1 => t.get(0).is_true(),
+                    other => return Err(RunError::new(format!("the condition of `if` is {}", other.describe()))),
+                };
+                Ok(if c { Flow::Next } else { Flow::Jump(*target) })
+            }
+            Instr::Jump { target } => Ok(Flow::Jump(*target)),
+            Instr::Ret { src } => Ok(Flow::Ret(self.get(f, fr, *src)?)),
+        }
+    }
+
+    fn op(&self, s: u32) -> RunResult<OpId> {
+        self.ops[s as usize].ok_or_else(|| RunError::new(format!("unknown op `{}`", self.exec.strings[s as usize])))
+    }
+
+    fn constant(&self, i: u32) -> RunResult<Value> {
+        Ok(match &self.exec.constants[i as usize] {
+            Constant::Str(s) => Value::Str(s.clone()),
+            Constant::DType(d) => Value::DType(*d),
+            Constant::Tensor { index, dtype, shape, data } => {
+                let Some(bytes) = data else {
+                    return Err(RunError::new(format!(
+                        "constant `metadata[\"relax.expr.Constant\"][{index}]` has no data (TVM's printer omits it)"
+                    )));
+                };
+                if !crate::scalar::is_supported_dtype(*dtype) {
+                    return Err(RunError::new(format!("constants of dtype {dtype} are not supported")));
+                }
+                let t = Tensor::zeros(shape, *dtype);
+                if bytes.len() != t.nbytes() {
+                    return Err(RunError::new(format!(
+                        "constant {index} holds {} bytes, but its shape needs {}",
+                        bytes.len(),
+                        t.nbytes()
+                    )));
+                }
+                t.data.borrow_mut().copy_from_slice(bytes);
+                Value::Tensor(t)
+            }
+        })
+    }
+
+    /// Calls module function `g` (a Relax function, a kernel or an extern function).
+    fn call_global(&self, g: usize, args: Vec<Value>, site: Span) -> RunResult<Value> {
+        let entry = &self.exec.globals[g];
+        match &entry.kind {
+            GlobalKind::Function(i) => self.call_function(*i as usize, args, site, None),
+            GlobalKind::Kernel(k) => {
+                let r = self.call_kernel(*k as usize, &args).map_err(|e| e.or_at(site))?;
+                Ok(match r {
+                    Some(s) => Value::Prim(s),
+                    None => Value::unit(),
+                })
+            }
+            GlobalKind::Extern(sym) => builtins::call_packed(self, sym, &args),
+            GlobalKind::Other => Err(RunError::at(site, format!("`{}` cannot be called", entry.name))),
+        }
+    }
+
+    /// Calls kernel `k`: bound and run through its compiled code, or the provider's
+    /// fallback.
+    fn call_kernel(&self, k: usize, args: &[Value]) -> RunResult<Option<Scalar>> {
+        let entry = &self.exec.kernels[k];
+        let Some(code) = self.kernels.packed(k) else {
+            return self
+                .kernels
+                .fallback(k, args)
+                .unwrap_or_else(|| Err(RunError::new(format!("kernel `{}` has no code", entry.name))));
+        };
+        let bound = entry.bind(args)?;
+        let mut ret = 0u64;
+        let mut slots = entry.fill_slots(args, &bound, &mut ret)?;
+        // SAFETY: the slots follow the kernel's ABI; tensors were checked against its
+        // buffers by `bind`.
+        let rc = unsafe { self.kernels.invoke(code, &mut slots) };
+        if rc != 0 {
+            return Err(entry
+                .error(rc, |s| self.span(s))
+                .or_else(|| self.kernels.error(k, rc))
+                .unwrap_or_else(|| RunError::new(format!("PrimFunc `{}` failed with code {rc}", entry.name))));
+        }
+        Ok(entry.ret_value(ret))
+    }
+
+    /// Calls a function value.
+    fn call_value(&self, callee: &Value, args: Vec<Value>, site: Span) -> RunResult<Value> {
+        let Value::Func(fv) = callee else {
+            return Err(RunError::at(site, format!("cannot call {}", callee.kind())));
+        };
+        match &**fv {
+            FuncValue::Global(g) => self.call_global(g.index(), args, site),
+            FuncValue::Packed(name) => builtins::call_packed(self, name, &args).map_err(|x| x.or_at(site)),
+            FuncValue::Closure { func, captured } => {
+                let mut all = captured.clone();
+                all.extend(args);
+                self.call_value(&Value::Func(func.clone()), all, site)
+            }
+            // The VM's closures keep their function's index in `owner`.
+            FuncValue::Local { owner, self_var, env, .. } => {
+                if owner.index() >= self.exec.functions.len() {
+                    return Err(RunError::at(site, "a closure of another engine"));
+                }
+                self.call_function(owner.index(), args, site, Some(Closure { env, self_var: *self_var, value: callee }))
+            }
+        }
+    }
+
+    /// Calls a packed function given as a value (an extern function or a global).
+    fn call_packed_value(&self, callee: &Value, args: &[Value]) -> RunResult<Value> {
+        match callee {
+            Value::Func(fv) => match &**fv {
+                FuncValue::Packed(name) => builtins::call_packed(self, name, args),
+                FuncValue::Global(g) => self.call_global(g.index(), args.to_vec(), Span::NONE),
+                _ => self.call_value(callee, args.to_vec(), Span::NONE),
+            },
+            Value::Str(name) => builtins::call_packed(self, name, args),
+            other => Err(RunError::new(format!("cannot call {}", other.kind()))),
+        }
+    }
+
+    /// Allocates outputs of the pool types `tys`; output `k` may hold stale bytes when
+    /// `overwritten(k)`.
+    fn alloc_outputs(
+        &self,
+        f: &Function,
+        fr: &Frame,
+        tys: &[u32],
+        overwritten: &dyn Fn(usize) -> bool,
+    ) -> RunResult<Vec<Tensor>> {
+        let mut outs = Vec::with_capacity(tys.len());
+        for &t in tys {
+            let (shape, dtype) = concrete_tensor(f, fr, ty_h(t))?;
+            if !crate::scalar::is_supported_dtype(dtype) {
+                return Err(RunError::new(format!("tensors of dtype {dtype} are not supported by the interpreter")));
+            }
+            let bytes = crate::value::numel(&shape) * dtype.bytes() as usize;
+            let storage = self.recycler.storage(bytes, !overwritten(outs.len()));
+            outs.push(Tensor::view(&storage, 0, &shape, dtype));
+        }
+        Ok(outs)
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "the operands of one instruction")]
+    fn call_tir(
+        &self,
+        f: &Function,
+        fr: &mut Frame,
+        callee: Reg,
+        inputs: &Operands,
+        tir_vars: Option<Reg>,
+        outs: &[u32],
+        inplace: Option<&[i64]>,
+        tuple: bool,
+    ) -> RunResult<Value> {
+        let callee = self.get(f, fr, callee)?;
+        let inputs = match inputs {
+            Operands::Regs(rs) => self.gets(f, fr, rs)?,
+            Operands::Tuple(r) => fields(self.get(f, fr, *r)?),
+        };
+        let mut scalars = Vec::new();
+        if let Some(r) = tir_vars
+            && let Value::Shape(s) = self.get(f, fr, r)?
+        {
+            scalars.extend(s.iter().map(|&x| Value::Prim(Scalar::int(relax_ir::DataType::INT64, x))));
+        }
+        // Results the compiled kernel overwrites completely need no clearing.
+        let kernel = match &callee {
+            Value::Func(fv) => match &**fv {
+                FuncValue::Global(g) => match self.exec.globals.get(g.index()).map(|e| &e.kind) {
+                    Some(GlobalKind::Kernel(k)) => Some(*k as usize),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let n_in = inputs.len() as u32;
+        let overwritten = |k: usize| {
+            inplace.is_none()
+                && kernel.is_some_and(|kk| {
+                    self.kernels.packed(kk).is_some() && self.exec.kernels[kk].overwrites.contains(&(n_in + k as u32))
+                })
+        };
+        let outs = self.alloc_outputs(f, fr, outs, &overwritten)?;
+        let mut all = inputs.clone();
+        let result: Vec<Tensor> = match inplace {
+            Some(idx) => {
+                let mut res = Vec::with_capacity(outs.len());
+                for (k, out) in outs.into_iter().enumerate() {
+                    match idx.get(k) {
+                        Some(&i) if i >= 0 => match inputs.get(i as usize) {
+                            Some(Value::Tensor(t)) => res.push(t.clone()),
+                            _ => {
+                                return Err(RunError::new(format!(
+                                    "`inplace_indices` names argument {i}, which is not a tensor"
+                                )));
+                            }
+                        },
+                        _ => {
+                            all.push(Value::Tensor(out.clone()));
+                            res.push(out);
+                        }
+                    }
+                }
+                res
+            }
+            None => {
+                all.extend(outs.iter().cloned().map(Value::Tensor));
+                outs
+            }
+        };
+        all.extend(scalars);
+        match kernel {
+            Some(k) => {
+                self.call_kernel(k, &all)?;
+            }
+            None => {
+                self.call_value(&callee, all, Span::NONE)?;
+            }
+        }
+        Ok(pack(result, tuple))
+    }
+}
+
+impl Host for Vm<'_> {
+    fn call_value(&self, callee: &Value, args: Vec<Value>) -> RunResult<Value> {
+        Vm::call_value(self, callee, args, Span::NONE)
+    }
+    fn print_line(&self, text: &str) {
+        let mut p = self.printed.borrow_mut();
+        p.push_str(text);
+        p.push('\n');
+    }
+}
+
+/// A closure being called: what it captured, its own variable and itself.
+struct Closure<'v> {
+    env: &'v Captured,
+    self_var: Option<Var>,
+    value: &'v Value,
+}
+
+/// What the loop does after an instruction.
+enum Flow {
+    Next,
+    Jump(u32),
+    Ret(Value),
+}
+
+fn ty_h(i: u32) -> Ty {
+    Ty::new(i as usize)
+}
+
+fn prim_h(i: u32) -> PrimExpr {
+    PrimExpr::new(i as usize)
+}
+
+/// The shape held by register `v` (a shape variable typing a tensor).
+fn shape_in(regs: &[Slot], v: Var) -> Option<Vec<i64>> {
+    match regs.get(v.index()) {
+        Some(Slot::Val(Value::Shape(s))) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// One tensor, or a tuple of them.
+fn pack(outs: Vec<Tensor>, tuple: bool) -> Value {
+    if tuple || outs.len() != 1 {
+        Value::tuple(outs.into_iter().map(Value::Tensor).collect())
+    } else {
+        Value::Tensor(outs.into_iter().next().unwrap_or_else(|| Tensor::zeros(&[], relax_ir::DataType::INT64)))
+    }
+}
+
+/// A tensor type with its dims evaluated: for allocating outputs.
+fn concrete_tensor(f: &Function, fr: &Frame, ty: Ty) -> RunResult<(Vec<i64>, relax_ir::DataType)> {
+    match f.pool.ty(ty) {
+        TyData::Tensor { shape: relax_ir::TensorShape::Dims(d), dtype, .. } => {
+            let mut s = Vec::with_capacity(d.len());
+            for &x in d {
+                s.push(eval_dim(&f.pool, x, &fr.syms)?);
+            }
+            if dtype.is_void() {
+                return Err(RunError::new("an output type has no dtype"));
+            }
+            Ok((s, *dtype))
+        }
+        TyData::Tensor { shape: relax_ir::TensorShape::Var(v), dtype, .. } => match fr.regs.get(v.index()) {
+            Some(Slot::Val(Value::Shape(s))) => Ok((s.clone(), *dtype)),
+            Some(Slot::Val(other)) => {
+                Err(RunError::new(format!("the shape of an output type is {}", other.describe())))
+            }
+            _ => Err(RunError::new(format!(
+                "variable `{}` is used before it has a value",
+                f.reg_names.get(v.index()).map_or("?", String::as_str)
+            ))),
+        },
+        _ => Err(RunError::new(format!(
+            "cannot allocate an output of type {}: its shape is not known",
+            relax_ir::printer::print_ty_pool(&f.pool, ty)
+        ))),
+    }
+}
