@@ -250,7 +250,7 @@ impl Compiler<'_> {
             ExprData::GetItem { tuple, index } => {
                 let src = self.expr(*tuple, None)?;
                 let d = self.dst(dst);
-                self.emit(Instr::GetItem { dst: d, src, index: *index as u32 });
+                self.emit(Instr::GetItem { dst: d, src, index: *index });
                 Ok(d)
             }
             ExprData::Shape(dims) => {
