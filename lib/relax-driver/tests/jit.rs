@@ -4,7 +4,8 @@
 //!
 //! 1. in the TIR interpreter (bounds-checked), the same bits as the unscheduled module
 //!    (schedules keep the order of every computation), and
-//! 2. through the JIT-compiled kernels, the same bits as the interpreter,
+//! 2. through the JIT-compiled kernels, the same bits as the interpreter, with the Relax
+//!    level in the interpreter and on the VM (`relax_runtime::vm`),
 //!
 //! with the same seeded inputs (the TIR of both modules lowered, as the tools lower it).
 //! Needs the `llvm` feature.
@@ -74,7 +75,16 @@ fn jit_gives_the_interpreters_bits() {
                 .map(|(g, d)| (g, d.name.clone()))
                 .collect();
             let file = path.file_name().unwrap().to_string_lossy().to_string();
+            let exec = match relax_runtime::vm::Executable::compile(&sched) {
+                Ok(e) => Some(e),
+                Err(e) if e.message.contains("which has no reference kernel and is not legalized") => None,
+                Err(e) => {
+                    failures.push(format!("{}#{ci}: no executable: {}", path.display(), e.message));
+                    None
+                }
+            };
             let r = relax_runtime::jit::compile(&sched, &opts, |jk| {
+                let provider = exec.as_ref().map(|e| jk.provider(e, &sched));
                 for (g, name) in &funcs {
                     let f = legal.relax(*g).expect("relax");
                     let syms = seeded_syms(f);
@@ -96,6 +106,17 @@ fn jit_gives_the_interpreters_bits() {
                             }
                         }
                         Err(e) => failures.push(format!("{what}: jit failed: {e}")),
+                    }
+                    if let (Some(e), Some(p)) = (&exec, &provider) {
+                        let vm = relax_runtime::vm::Vm::new(e, p, relax_runtime::vm::VmOptions::default());
+                        match vm.call(name, args.iter().map(fresh).collect()) {
+                            Ok(v) => {
+                                if let Err(e) = same(&reference, &v) {
+                                    failures.push(format!("{what}: jit on the VM: {e}"));
+                                }
+                            }
+                            Err(e) => failures.push(format!("{what}: jit on the VM failed: {}", e.message)),
+                        }
                     }
                     compared += 1;
                 }

@@ -102,11 +102,11 @@ fn wrong_magic_and_version_are_errors() {
     let (_, e) = executable();
     let mut bytes = e.to_bytes();
     bytes[0] = b'X';
-    let err = Executable::from_bytes(&bytes).err().expect("bad magic");
+    let err = Executable::from_bytes(&bytes).expect_err("bad magic");
     assert!(err.message.contains("magic"), "{}", err.message);
     let mut bytes = e.to_bytes();
     bytes[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
-    let err = Executable::from_bytes(&bytes).err().expect("bad version");
+    let err = Executable::from_bytes(&bytes).expect_err("bad version");
     assert!(err.message.contains("version"), "{}", err.message);
 }
 

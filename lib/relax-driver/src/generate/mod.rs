@@ -97,7 +97,6 @@ pub struct GenerateArgs {
 }
 
 /// Runs `--generate`: returns the exit status.
-#[expect(clippy::too_many_arguments, reason = "the pieces of one relax-run invocation")]
 pub(crate) fn generate(
     args: &GenerateArgs,
     gguf: Option<&crate::llm::GgufWeights>,

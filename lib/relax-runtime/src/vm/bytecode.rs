@@ -44,6 +44,16 @@ pub enum Operands {
     Tuple(Reg),
 }
 
+/// The callee of a `call_tir`: a module function known when compiling (the usual case,
+/// a kernel), or a function value in a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callee {
+    /// Module global `g`.
+    Global(u32),
+    /// The function value in a register.
+    Reg(Reg),
+}
+
 /// One instruction. `dst` registers receive the result; each variant's doc names its
 /// operands.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,7 +87,7 @@ pub enum Instr {
     /// outputs of the types `outs` allocated, `callee(inputs..., outputs..., tir_vars...)`.
     CallTir {
         dst: Reg,
-        callee: Reg,
+        callee: Callee,
         inputs: Operands,
         tir_vars: Option<Reg>,
         outs: Vec<u32>,

@@ -1,7 +1,7 @@
 //! Encoding of instructions: an opcode byte, then the operands in declaration order
 //! (registers and table indices as `u32`, lists with a `u32` count).
 
-use super::bytecode::{Instr, KillKind, Operands};
+use super::bytecode::{Callee, Instr, KillKind, Operands};
 use super::wire::{Reader, Writer};
 use crate::error::RunResult;
 
@@ -101,7 +101,16 @@ pub(crate) fn write(w: &mut Writer, i: &Instr) {
         Instr::CallTir { dst, callee, inputs, tir_vars, outs, inplace, tuple } => {
             w.u8(12);
             w.u32(*dst);
-            w.u32(*callee);
+            match callee {
+                Callee::Global(g) => {
+                    w.u8(0);
+                    w.u32(*g);
+                }
+                Callee::Reg(r) => {
+                    w.u8(1);
+                    w.u32(*r);
+                }
+            }
             operands(w, inputs);
             opt_reg(w, *tir_vars);
             w.u32s(outs);
@@ -219,7 +228,11 @@ pub(crate) fn read(r: &mut Reader<'_>) -> RunResult<Instr> {
         11 => Instr::CallValue { dst: r.u32()?, callee: r.u32()?, args: r.u32s()? },
         12 => {
             let dst = r.u32()?;
-            let callee = r.u32()?;
+            let callee = match r.u8()? {
+                0 => Callee::Global(r.u32()?),
+                1 => Callee::Reg(r.u32()?),
+                t => return Err(r.err(format!("bad callee tag {t}"))),
+            };
             let inputs = match r.u8()? {
                 0 => Operands::Regs(r.u32s()?),
                 1 => Operands::Tuple(r.u32()?),

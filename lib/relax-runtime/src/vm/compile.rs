@@ -13,7 +13,7 @@ use relax_entity::EntityRef;
 use relax_ir::op::{OpId, OpRef, ops};
 use relax_ir::{BindingKind, Call, Expr, ExprData, Module, RelaxFunction, Seq, Span, TyData};
 
-use super::bytecode::{Constant, Function, Instr, InstrDebug, KillKind, Operands, Param, Reg};
+use super::bytecode::{Callee, Constant, Function, Instr, InstrDebug, KillKind, Operands, Param, Reg};
 use crate::error::{RunError, RunResult};
 
 /// The module-wide tables the functions' code refers to.
@@ -392,7 +392,11 @@ impl Compiler<'_> {
         };
         let instr = match id {
             ops::CALL_TIR | ops::CALL_TIR_WITH_GRAD | ops::CALL_TIR_INPLACE => {
-                let callee = self.expr(need(self, 0)?, None)?;
+                let c = need(self, 0)?;
+                let callee = match &self.f.exprs[c] {
+                    ExprData::Global(g) => Callee::Global(g.index() as u32),
+                    _ => Callee::Reg(self.expr(c, None)?),
+                };
                 let inputs = self.operands(need(self, 1)?)?;
                 let tir_vars = match arg(2) {
                     Some(x) => Some(self.expr(x, None)?),

@@ -10,7 +10,7 @@ use relax_entity::EntityRef;
 use relax_ir::op::OpId;
 use relax_ir::{Global, PrimExpr, Span, Ty, TyData, Var};
 
-use super::bytecode::{Constant, Function, Instr, KillKind, Operands, Reg};
+use super::bytecode::{Callee, Constant, Function, Instr, KillKind, Operands, Reg};
 use super::kernels::KernelProvider;
 use super::{Executable, GlobalKind};
 use crate::builtins::{self, Host};
@@ -579,14 +579,36 @@ impl<'a> Vm<'a> {
         &self,
         f: &Function,
         fr: &mut Frame,
-        callee: Reg,
+        callee: Callee,
         inputs: &Operands,
         tir_vars: Option<Reg>,
         outs: &[u32],
         inplace: Option<&[i64]>,
         tuple: bool,
     ) -> RunResult<Value> {
-        let callee = self.get(f, fr, callee)?;
+        // The kernel called, when the callee is one (its results the compiled code
+        // overwrites completely need no clearing); otherwise the function value.
+        let kernel_of = |g: usize| match self.exec.globals.get(g).map(|e| &e.kind) {
+            Some(GlobalKind::Kernel(k)) => Some(*k as usize),
+            _ => None,
+        };
+        let (kernel, callee) = match callee {
+            Callee::Global(g) => match kernel_of(g as usize) {
+                Some(k) => (Some(k), Value::Null),
+                None => (None, Value::Func(Rc::new(FuncValue::Global(Global::new(g as usize))))),
+            },
+            Callee::Reg(r) => {
+                let v = self.get(f, fr, r)?;
+                let k = match &v {
+                    Value::Func(fv) => match &**fv {
+                        FuncValue::Global(g) => kernel_of(g.index()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                (k, v)
+            }
+        };
         let inputs = match inputs {
             Operands::Regs(rs) => self.gets(f, fr, rs)?,
             Operands::Tuple(r) => fields(self.get(f, fr, *r)?),
@@ -597,17 +619,6 @@ impl<'a> Vm<'a> {
         {
             scalars.extend(s.iter().map(|&x| Value::Prim(Scalar::int(relax_ir::DataType::INT64, x))));
         }
-        // Results the compiled kernel overwrites completely need no clearing.
-        let kernel = match &callee {
-            Value::Func(fv) => match &**fv {
-                FuncValue::Global(g) => match self.exec.globals.get(g.index()).map(|e| &e.kind) {
-                    Some(GlobalKind::Kernel(k)) => Some(*k as usize),
-                    _ => None,
-                },
-                _ => None,
-            },
-            _ => None,
-        };
         let n_in = inputs.len() as u32;
         let overwritten = |k: usize| {
             inplace.is_none()
@@ -616,13 +627,13 @@ impl<'a> Vm<'a> {
                 })
         };
         let outs = self.alloc_outputs(f, fr, outs, &overwritten)?;
-        let mut all = inputs.clone();
+        let mut all = inputs;
         let result: Vec<Tensor> = match inplace {
             Some(idx) => {
                 let mut res = Vec::with_capacity(outs.len());
                 for (k, out) in outs.into_iter().enumerate() {
                     match idx.get(k) {
-                        Some(&i) if i >= 0 => match inputs.get(i as usize) {
+                        Some(&i) if i >= 0 => match all.get(i as usize).filter(|_| i < i64::from(n_in)) {
                             Some(Value::Tensor(t)) => res.push(t.clone()),
                             _ => {
                                 return Err(RunError::new(format!(

@@ -193,11 +193,29 @@ pub fn entry(m: &Module, g: Global) -> Result<KernelEntry, String> {
     })
 }
 
+/// What a deferred check is about (named only when it fails).
+#[derive(Clone, Copy)]
+enum Field<'k> {
+    Dim(usize, &'k str),
+    Stride(usize, &'k str),
+    Offset(&'k str),
+}
+
+impl std::fmt::Display for Field<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Field::Dim(i, b) => write!(f, "dim {i} of buffer `{b}`"),
+            Field::Stride(i, b) => write!(f, "stride {i} of buffer `{b}`"),
+            Field::Offset(b) => write!(f, "element offset of buffer `{b}`"),
+        }
+    }
+}
+
 /// A deferred check: expression `expr` must equal `actual`.
-struct Deferred {
+struct Deferred<'k> {
     expr: u32,
     actual: i64,
-    what: String,
+    what: Field<'k>,
 }
 
 /// A kernel's arguments bound: the values of its variables.
@@ -211,7 +229,14 @@ impl KernelEntry {
         self.pool.vars.get(SymVar::new(v as usize)).map_or("?", |d| d.name.as_str())
     }
 
-    fn bind_or_defer(&self, vars: &mut [Option<Scalar>], e: u32, actual: i64, what: String, out: &mut Vec<Deferred>) {
+    fn bind_or_defer<'k>(
+        &self,
+        vars: &mut [Option<Scalar>],
+        e: u32,
+        actual: i64,
+        what: Field<'k>,
+        out: &mut Vec<Deferred<'k>>,
+    ) {
         let e_h = PrimExpr::new(e as usize);
         if let PrimExprData::Var(v) = self.pool.prim(e_h)
             && vars.get(v.index()).is_some_and(Option::is_none)
@@ -253,6 +278,9 @@ impl KernelEntry {
                 }
             }
         }
+        if deferred.is_empty() {
+            return Ok(Bound { vars });
+        }
         let syms = int_syms(&vars);
         for d in deferred {
             let v = eval_sym(&self.pool, PrimExpr::new(d.expr as usize), &syms)?.as_i64();
@@ -266,12 +294,12 @@ impl KernelEntry {
         Ok(Bound { vars })
     }
 
-    fn bind_buffer(
+    fn bind_buffer<'k>(
         &self,
-        b: &BufferSig,
+        b: &'k BufferSig,
         t: &Tensor,
         vars: &mut [Option<Scalar>],
-        deferred: &mut Vec<Deferred>,
+        deferred: &mut Vec<Deferred<'k>>,
     ) -> RunResult<()> {
         let fname = &self.name;
         if b.dtype != t.dtype {
@@ -291,7 +319,7 @@ impl KernelEntry {
             )));
         }
         for (i, (&d, &a)) in b.shape.iter().zip(&t.shape).enumerate() {
-            self.bind_or_defer(vars, d, a, format!("dim {i} of buffer `{}`", b.name), deferred);
+            self.bind_or_defer(vars, d, a, Field::Dim(i, &b.name), deferred);
         }
         for (i, &s) in b.strides.iter().enumerate().take(t.shape.len()) {
             let a: i64 = t.shape[i + 1..].iter().map(|&d| d.max(0)).product();
@@ -304,17 +332,11 @@ impl KernelEntry {
                 }
                 continue;
             }
-            self.bind_or_defer(vars, s, a, format!("stride {i} of buffer `{}`", b.name), deferred);
+            self.bind_or_defer(vars, s, a, Field::Stride(i, &b.name), deferred);
         }
         if let Some(off) = b.elem_offset {
             let elem = b.dtype.bytes() as usize;
-            self.bind_or_defer(
-                vars,
-                off,
-                (t.offset / elem.max(1)) as i64,
-                format!("element offset of buffer `{}`", b.name),
-                deferred,
-            );
+            self.bind_or_defer(vars, off, (t.offset / elem.max(1)) as i64, Field::Offset(&b.name), deferred);
         }
         Ok(())
     }

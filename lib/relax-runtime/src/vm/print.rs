@@ -8,7 +8,7 @@ use relax_entity::EntityRef;
 
 use relax_ir::{PrimExpr, Ty};
 
-use super::bytecode::{Constant, Function, Instr, Operands, Reg};
+use super::bytecode::{Callee, Constant, Function, Instr, Operands, Reg};
 use super::{Executable, GlobalKind};
 
 /// The listing of `e`.
@@ -147,7 +147,11 @@ fn instr(e: &Executable, f: &Function, i: &Instr) -> String {
             };
             let tv = tir_vars.map(|t| format!(" tir_vars {}", r(t))).unwrap_or_default();
             let tup = if *tuple { " tuple" } else { "" };
-            format!("{} = call_tir {} {ins} outs [{}]{tv}{}{tup}", r(*dst), r(*callee), tys(f, outs), inplace(ip))
+            let callee = match callee {
+                Callee::Global(g) => global(e, *g),
+                Callee::Reg(x) => r(*x),
+            };
+            format!("{} = call_tir {callee} {ins} outs [{}]{tv}{}{tup}", r(*dst), tys(f, outs), inplace(ip))
         }
         Instr::CallTirDyn { dst, callee, args } => format!("{} = call_tir_dyn {} {}", r(*dst), r(*callee), r(*args)),
         Instr::CallDpsPacked { dst, callee, args, outs, .. } => {

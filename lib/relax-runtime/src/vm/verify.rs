@@ -3,7 +3,7 @@
 
 use relax_codegen::abi::SlotKind;
 
-use super::bytecode::{Function, Instr, Operands};
+use super::bytecode::{Callee, Function, Instr, Operands};
 use super::{Executable, GlobalKind};
 use crate::error::{RunError, RunResult};
 
@@ -109,7 +109,12 @@ fn function(e: &Executable, f: &Function) -> RunResult<()> {
                 regs(args)?;
             }
             Instr::CallTir { callee, inputs, tir_vars, outs, .. } => {
-                reg(*callee)?;
+                match callee {
+                    Callee::Reg(r) => reg(*r)?,
+                    Callee::Global(g) => {
+                        check((*g as usize) < e.globals.len(), || format!("`{name}`: global {g}"))?;
+                    }
+                }
                 match inputs {
                     Operands::Regs(rs) => regs(rs)?,
                     Operands::Tuple(r) => reg(*r)?,
