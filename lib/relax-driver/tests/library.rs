@@ -214,7 +214,7 @@ fn run_time_errors_keep_their_source_line() {
         program.call("main", args)
     };
     assert!(call(3).is_ok());
-    let e = call(12).err().expect("the kernel's assert fails");
+    let e = call(12).expect_err("the kernel's assert fails");
     let text = program.render_error(&e);
     assert!(
         text.contains("asserting.rlx:9:9: error: PrimFunc `scale`: assertion failed: k must be below 10"),
@@ -224,6 +224,6 @@ fn run_time_errors_keep_their_source_line() {
     // A parameter check of the Relax level: a tensor of the wrong rank.
     let bad = Value::Tensor(relax_runtime::Tensor::zeros(&[2, 2], relax_ir::DataType::FLOAT32));
     let e = program.call("main", vec![bad, Value::Prim(relax_runtime::Scalar::int(relax_ir::DataType::INT64, 1))]);
-    let text = program.render_error(&e.err().expect("a rank error"));
+    let text = program.render_error(&e.expect_err("a rank error"));
     assert!(text.contains("asserting.rlx:14:"), "{text}");
 }
