@@ -1,7 +1,8 @@
 //! `relax-run model.so`: runs a function of a compiled library (`relax-translate
 //! --emit=lib`, docs/library.md) on the VM with the library's kernels; no parser, no
 //! pipeline, no LLVM. Inputs, `--sym`, `--seed`, the outputs and `--repeat` work as for
-//! a module; flags about compiling or about modules are errors.
+//! a module, and `--generate` as for a model's module (with `--weights FILE.gguf` or
+//! `--weights-dir`); flags about compiling or about modules are errors.
 
 use std::path::Path;
 
@@ -32,9 +33,6 @@ fn module_only_flag(cli: &RunCli) -> Option<&'static str> {
         (cli.no_cache, "--no-cache"),
         (cli.cache_dir.is_some(), "--cache-dir"),
         (cli.relax_exec.is_some(), "--relax-exec"),
-        (g.generate, "--generate"),
-        (g.weights.is_some(), "--weights"),
-        (g.weights_dir.is_some(), "--weights-dir"),
         (g.convert_weights.is_some(), "--convert-weights"),
         (g.context.is_some(), "--context"),
         (g.cache_type.is_some(), "--cache-type"),
@@ -52,6 +50,15 @@ pub(super) fn run_library(cli: &RunCli, path: &str, syms: &[(String, i64)], io: 
         Ok(p) => p,
         Err(e) => return fail(io, e),
     };
+    if cli.gen_args.generate {
+        return generate(cli, &program, io);
+    }
+    if cli.gen_args.weights.is_some() || cli.gen_args.weights_dir.is_some() {
+        return fail(
+            io,
+            "`--weights` and `--weights-dir` go with `--generate` for a library: give inputs with `--input`",
+        );
+    }
     let Some(sig) = program.signature(&cli.entry) else {
         let names = program.function_names();
         let hint = relax_ir::diag::suggest(&cli.entry, names.iter().map(String::as_str))
@@ -100,4 +107,28 @@ pub(super) fn run_library(cli: &RunCli, path: &str, syms: &[(String, i64)], io: 
     }
     let result = result.expect("ran at least once");
     report_result(cli, &result, times, None, io)
+}
+
+/// `--generate` on a library: the step functions' parameters (which are weights, which
+/// the KV cache, the bounds of their dims) come from the module's source the library
+/// keeps (the module as written: its functions' signatures are the executable's); the
+/// steps run on the VM with the library's kernels.
+fn generate(cli: &RunCli, program: &Program, io: &mut Io<'_>) -> i32 {
+    let m = &program.library().manifest;
+    if m.source.is_empty() {
+        return fail(io, "`--generate` needs the module's source in the library: build it without `--strip-source`");
+    }
+    let file = crate::source::SourceFile::new(&m.source_name, m.source.clone());
+    let module = match relax_parser::parse_module(&file.text) {
+        Ok(m) => m,
+        Err(_) => return fail(io, "the library's copy of its module's source does not parse"),
+    };
+    let gguf = match cli.gen_args.weights.as_deref().map(crate::llm::GgufWeights::open) {
+        None => None,
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => return fail(io, e),
+    };
+    let kernels = program.kernels();
+    let runner = crate::runner::Runner::vm(program.executable(), &kernels, &module);
+    crate::generate::generate(&cli.gen_args, gguf.as_ref(), &file, &module, &runner, cli.color == "always", io)
 }

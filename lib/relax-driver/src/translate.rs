@@ -27,7 +27,8 @@ use crate::ir_text::verify_diagnostics;
     long_version = crate::LONG_VERSION
 )]
 struct TranslateCli {
-    /// Input module (`-` or absent: standard input).
+    /// Input module (`-` or absent: standard input), or a GGUF model file, whose module
+    /// is compiled with the pipeline of GGUF models (docs/llm.md).
     input: Option<String>,
     /// The output: `llvm` (LLVM IR text), `asm`, `obj` (the kernels' code), `lib` (a shared
     /// library: kernels, executable and manifest; docs/library.md); `ptx`, `spirv`;
@@ -38,13 +39,13 @@ struct TranslateCli {
     /// weights as parameters named after its tensors; docs/llm.md) instead of compiling.
     #[arg(long = "import-gguf", value_name = "FILE.gguf")]
     import_gguf: Option<String>,
-    /// With `--import-gguf`: the positions the KV cache holds (default: the model's
-    /// context length, at most 4096).
-    #[arg(long = "context", value_name = "N", requires = "import_gguf")]
+    /// With `--import-gguf` or a GGUF input: the positions the KV cache holds (default:
+    /// the model's context length, at most 4096).
+    #[arg(long = "context", value_name = "N")]
     context: Option<usize>,
-    /// With `--import-gguf`: the KV cache's element type, `f16` (default, as llama.cpp)
-    /// or `f32`.
-    #[arg(long = "cache-type", value_name = "TYPE", requires = "import_gguf", value_parser = relax_llm::spec::CacheType::parse)]
+    /// With `--import-gguf` or a GGUF input: the KV cache's element type, `f16`
+    /// (default, as llama.cpp) or `f32`.
+    #[arg(long = "cache-type", value_name = "TYPE", value_parser = relax_llm::spec::CacheType::parse)]
     cache_type: Option<relax_llm::spec::CacheType>,
     /// Write the output to this file (default: standard output).
     #[arg(short = 'o', value_name = "OUT")]
@@ -107,15 +108,30 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         return import_gguf(&cli, path, io);
     }
     let emit_kind = cli.emit.clone().unwrap_or_default();
-    let file = match read_input(cli.input.as_deref(), io) {
-        Ok(f) => f,
-        Err(e) => return fail(io, e),
-    };
-    let mut module = match relax_parser::parse_module(&file.text) {
-        Ok(m) => m,
-        Err(d) => {
-            report(io, "relax-translate", &file, &d, color);
-            return 1;
+    // A GGUF model as the input: its module, compiled with the pipeline `relax-run`
+    // gives GGUF models (docs/llm.md).
+    let gguf_input = cli.input.as_deref().filter(|p| *p != "-" && crate::llm::is_gguf(p));
+    if gguf_input.is_none() && (cli.context.is_some() || cli.cache_type.is_some()) {
+        let flag = if cli.context.is_some() { "--context" } else { "--cache-type" };
+        return fail(io, format!("`{flag}` sizes the KV cache of a GGUF model: give `--import-gguf` or a GGUF input"));
+    }
+    let (file, mut module) = match gguf_input {
+        Some(path) => match crate::llm::import(path, cli.context, cli.cache_type) {
+            Ok(fm) => fm,
+            Err(e) => return fail(io, e),
+        },
+        None => {
+            let file = match read_input(cli.input.as_deref(), io) {
+                Ok(f) => f,
+                Err(e) => return fail(io, e),
+            };
+            match relax_parser::parse_module(&file.text) {
+                Ok(m) => (file, m),
+                Err(d) => {
+                    report(io, "relax-translate", &file, &d, color);
+                    return 1;
+                }
+            }
         }
     };
     if let Err(d) = verify_diagnostics(&module) {
@@ -148,11 +164,14 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     // library's executable hands them out without zero-filling, as the JIT does).
     let mut overwrites = std::collections::HashMap::new();
     if !cli.no_default_pipeline {
-        match crate::pipeline::run_default_pipeline_with(
-            &mut module,
-            crate::pipeline::vector_bits_for(cli.mcpu.as_deref(), cli.target.as_deref(), cli.mattr.as_deref()),
-            &mut |m: &relax_ir::Module| overwrites = crate::pipeline::overwritten_params(m),
-        ) {
+        let bits = crate::pipeline::vector_bits_for(cli.mcpu.as_deref(), cli.target.as_deref(), cli.mattr.as_deref());
+        let mut note = |m: &relax_ir::Module| overwrites = crate::pipeline::overwritten_params(m);
+        let piped = match gguf_input {
+            Some(_) => crate::pipeline::run_llm_pipeline_with(&mut module, bits, &mut note)
+                .map(|()| crate::pipeline::LLM_PIPELINE.to_vec()),
+            None => crate::pipeline::run_default_pipeline_with(&mut module, bits, &mut note),
+        };
+        match piped {
             Ok(passes) => {
                 if cli.verbose {
                     let _ = if passes.is_empty() {

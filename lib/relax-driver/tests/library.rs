@@ -227,3 +227,33 @@ fn run_time_errors_keep_their_source_line() {
     let text = program.render_error(&e.expect_err("a rank error"));
     assert!(text.contains("asserting.rlx:14:"), "{text}");
 }
+
+/// `relax-run model.so --generate`: a GGUF model compiled into a library generates the
+/// tokens and logits of `relax-run model.gguf --generate`, weights and vocabulary taken
+/// from the GGUF file at run time.
+#[test]
+fn a_model_library_generates_the_jits_tokens() {
+    use relax_gguf::generate::{FileType, ModelConfig};
+    let config = ModelConfig { file_type: FileType::Q4_0, seed: 5, ..ModelConfig::tiny() };
+    let gguf = scratch("tiny-q4_0.gguf");
+    relax_gguf::generate::write_model_file(&config, &gguf).expect("writes the model");
+    let lib = scratch("tiny-q4_0.so");
+    let (g, l) = (gguf.to_str().unwrap(), lib.to_str().unwrap());
+    let (code, _, err) =
+        tool(relax_driver::translate_main, &["relax-translate", g, "--emit=lib", "--context", "64", "-o", l]);
+    assert_eq!(code, 0, "{err}");
+    let run = |input: &str, extra: &[&str], logits: &Path| {
+        let mut args = vec!["relax-run", input, "--generate", "--prompt", "1,7,3,9", "--max-new-tokens", "6"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--logits-out", logits.to_str().unwrap()]);
+        let (code, out, err) = tool(relax_driver::run_main, &args);
+        assert_eq!(code, 0, "{err}");
+        (out, relax_runtime::npy::read_file(logits).expect("logits").bytes())
+    };
+    let from_lib = run(l, &["--weights", g], &scratch("lib-logits.npy"));
+    let from_jit = run(g, &["--context", "64"], &scratch("jit-logits.npy"));
+    assert_eq!(from_lib, from_jit);
+    let (code, _, err) = tool(relax_driver::run_main, &["relax-run", l, "--generate", "--prompt", "1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("`--generate` needs weights"), "{err}");
+}
