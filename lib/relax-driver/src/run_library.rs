@@ -46,10 +46,16 @@ pub(super) fn run_library(cli: &RunCli, path: &str, syms: &[(String, i64)], io: 
     if let Some(flag) = module_only_flag(cli) {
         return fail(io, format!("`{flag}` is for modules: `{path}` is a compiled library (docs/library.md)"));
     }
+    let start = std::time::Instant::now();
     let program = match Program::open(Path::new(path), cli.threads.unwrap_or(0)) {
         Ok(p) => p,
         Err(e) => return fail(io, e),
     };
+    if cli.repeat > 1 || cli.gen_args.generate {
+        let n = program.library().manifest.kernels.len();
+        let s = start.elapsed().as_secs_f64();
+        let _ = writeln!(io.stderr, "relax-run: library: {n} kernels ready in {s:.3} s");
+    }
     if cli.gen_args.generate {
         return generate(cli, &program, io);
     }
