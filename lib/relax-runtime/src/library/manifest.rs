@@ -11,7 +11,8 @@
 
 use relax_ir::Span;
 
-use crate::error::RunError;
+use crate::error::{RunError, RunResult};
+use crate::vm::wire::{Reader, Writer};
 
 /// The magic bytes that start a manifest.
 pub const MAGIC: &[u8; 8] = b"RLXMAN01";
@@ -54,88 +55,50 @@ pub struct Manifest {
 impl Manifest {
     /// The manifest as bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = MAGIC.to_vec();
-        let s = |w: &mut Vec<u8>, s: &str| {
-            w.extend_from_slice(&(s.len() as u32).to_le_bytes());
-            w.extend_from_slice(s.as_bytes());
-        };
-        s(&mut w, &self.version);
-        s(&mut w, &self.triple);
-        s(&mut w, &self.source_name);
-        s(&mut w, &self.source);
-        w.extend_from_slice(&(self.kernels.len() as u32).to_le_bytes());
+        let mut w = Writer::default();
+        w.buf.extend_from_slice(MAGIC);
+        w.str(&self.version);
+        w.str(&self.triple);
+        w.str(&self.source_name);
+        w.str(&self.source);
+        w.len(self.kernels.len());
         for k in &self.kernels {
-            s(&mut w, &k.name);
-            s(&mut w, &k.symbol);
-            w.extend_from_slice(&(k.errors.len() as u32).to_le_bytes());
+            w.str(&k.name);
+            w.str(&k.symbol);
+            w.len(k.errors.len());
             for e in &k.errors {
-                s(&mut w, &e.message);
-                w.extend_from_slice(&e.span.start.to_le_bytes());
-                w.extend_from_slice(&e.span.end.to_le_bytes());
+                w.str(&e.message);
+                w.u32(e.span.start);
+                w.u32(e.span.end);
             }
         }
-        w
+        w.buf
     }
 
     /// Reads a manifest; any malformed input is an error.
-    pub fn from_bytes(b: &[u8]) -> Result<Manifest, RunError> {
-        let mut r = Reader { b, at: 0 };
-        if r.take(8)? != MAGIC {
+    pub fn from_bytes(b: &[u8]) -> RunResult<Manifest> {
+        if !b.starts_with(MAGIC) {
             return Err(RunError::new("not a relax library manifest (bad magic)"));
         }
-        let version = r.string()?;
-        let triple = r.string()?;
-        let source_name = r.string()?;
-        let source = r.string()?;
-        let n = r.count()?;
-        let mut kernels = Vec::new();
+        let mut r = Reader::of(&b[MAGIC.len()..], "library manifest");
+        let (version, triple, source_name, source) = (r.str()?, r.str()?, r.str()?, r.str()?);
+        let n = r.len(8)?;
+        let mut kernels = Vec::with_capacity(n);
         for _ in 0..n {
-            let name = r.string()?;
-            let symbol = r.string()?;
-            let ne = r.count()?;
-            let mut errors = Vec::new();
+            let (name, symbol) = (r.str()?, r.str()?);
+            let ne = r.len(12)?;
+            let mut errors = Vec::with_capacity(ne);
             for _ in 0..ne {
-                let message = r.string()?;
+                let message = r.str()?;
                 let span = Span { start: r.u32()?, end: r.u32()? };
                 errors.push(KernelErrorInfo { message, span });
             }
             kernels.push(KernelInfo { name, symbol, errors });
         }
-        if r.at != b.len() {
-            return Err(RunError::new("library manifest: trailing bytes"));
+        if !r.at_end() {
+            return Err(r.err("trailing bytes"));
         }
         Ok(Manifest { version, triple, source_name, source, kernels })
-    }
-}
-
-/// A cursor over manifest bytes.
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], RunError> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len());
-        let end = end.ok_or_else(|| RunError::new("library manifest is truncated"))?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-
-    fn u32(&mut self) -> Result<u32, RunError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    fn count(&mut self) -> Result<usize, RunError> {
-        Ok(self.u32()? as usize)
-    }
-
-    fn string(&mut self) -> Result<String, RunError> {
-        let n = self.count()?;
-        let b = self.take(n)?;
-        String::from_utf8(b.to_vec()).map_err(|_| RunError::new("library manifest: a string is not UTF-8"))
     }
 }
 

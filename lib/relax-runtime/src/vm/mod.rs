@@ -19,7 +19,7 @@ mod pool_codec;
 pub mod print;
 pub mod tir_kernels;
 mod verify;
-mod wire;
+pub(crate) mod wire;
 
 use relax_entity::EntityRef;
 use relax_ir::{Func, Module, Span};

@@ -73,11 +73,18 @@ fn code_of(c: TypeCode) -> u8 {
 pub(crate) struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
+    /// What the data is, for messages (`executable`, `library manifest`).
+    what: &'static str,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(data: &'a [u8]) -> Reader<'a> {
-        Reader { data, pos: 0 }
+        Reader::of(data, "executable")
+    }
+
+    /// A reader of `data`, which errors call a malformed `what`.
+    pub fn of(data: &'a [u8], what: &'static str) -> Reader<'a> {
+        Reader { data, pos: 0, what }
     }
 
     pub fn at_end(&self) -> bool {
@@ -86,7 +93,7 @@ impl<'a> Reader<'a> {
 
     /// An error at the current offset.
     pub fn err(&self, what: impl std::fmt::Display) -> RunError {
-        RunError::new(format!("malformed executable: {what} (at byte {})", self.pos))
+        RunError::new(format!("malformed {}: {what} (at byte {})", self.what, self.pos))
     }
 
     fn take(&mut self, n: usize) -> RunResult<&'a [u8]> {
