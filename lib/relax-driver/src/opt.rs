@@ -104,6 +104,15 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         let _ = io.stdout.write_all(registry.describe().as_bytes());
         return 0;
     }
+    // `--print-ir-after=PASS` and `--remarks=PASS` name registered passes.
+    let named = cli.print_ir_after.iter().map(|n| ("--print-ir-after", n));
+    for (flag, name) in named.chain(cli.remarks.iter().map(|n| ("--remarks", n))) {
+        if registry.lookup(name).is_none() && !(flag == "--remarks" && name == "all") {
+            let hint = registry.did_you_mean(name);
+            let _ = writeln!(io.stderr, "relax-opt: error: `{flag}={name}`: no pass is named `{name}`{hint}");
+            return 1;
+        }
+    }
     // Passes run in command-line order: pass flags and --pass-pipeline by position.
     let mut ordered: Vec<(usize, Vec<PipelineElement>)> = Vec::new();
     for name in &pass_ids {

@@ -71,7 +71,7 @@ struct RunCli {
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Run N times and print the median wall time to standard error.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_repeat)]
     repeat: usize,
     /// Print the result to standard output (the default without --output/--output-dir).
     #[arg(long)]
@@ -329,6 +329,14 @@ fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The value of `--repeat`: a run count of at least 1.
+fn parse_repeat(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a number of runs of at least 1".to_string()),
+    }
+}
+
 /// `--sym NAME=INT` values.
 fn parse_syms(raw: &[String]) -> Result<Vec<(String, i64)>, String> {
     let mut syms = Vec::new();
@@ -371,7 +379,10 @@ fn execute(
         return crate::generate::generate(&cli.gen_args, cx.gguf, file, module, &runner, color, io);
     }
     let Some(g) = module.lookup(&cli.entry) else {
-        return fail(io, format!("the module has no function `{}`", cli.entry));
+        let names = module.globals.iter().filter(|(g, _)| module.relax(*g).is_some()).map(|(_, d)| d.name.as_str());
+        let hint =
+            relax_ir::diag::suggest(&cli.entry, names).map_or(String::new(), |n| format!("; did you mean `{n}`?"));
+        return fail(io, format!("the module has no function `{}`{hint}", cli.entry));
     };
     if module.relax(g).is_none() {
         return fail(io, format!("`{}` is not a Relax function", cli.entry));

@@ -243,7 +243,8 @@ fn resolve(
                         .map_err(|e| PipelineError::Invalid(format!("pipeline `{name}`: {e}")))?;
                     steps.extend(resolve(registry, &inner.elements, within, depth + 1)?);
                 } else {
-                    return Err(PipelineError::Invalid(format!("unknown pass or pipeline `{name}`")));
+                    let hint = registry.did_you_mean(name);
+                    return Err(PipelineError::Invalid(format!("unknown pass or pipeline `{name}`{hint}")));
                 }
             }
         }

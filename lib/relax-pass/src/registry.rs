@@ -132,6 +132,23 @@ impl PassRegistry {
     pub fn pipeline(&self, name: &str) -> Option<&NamedPipeline> {
         self.pipelines.iter().find(|p| p.name == name)
     }
+    /// The registered name closest to `name` (a pass, an alias or a pipeline), for a
+    /// did-you-mean: a near spelling, else the first name (in byte order) that starts
+    /// with `name-` (`canonicalize` → `canonicalize-bindings`).
+    pub fn suggest(&self, name: &str) -> Option<&'static str> {
+        let names = || {
+            self.passes
+                .iter()
+                .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()))
+                .chain(self.pipelines.iter().map(|p| p.name))
+        };
+        relax_ir::diag::suggest(name, names())
+            .or_else(|| names().filter(|n| n.strip_prefix(name).is_some_and(|r| r.starts_with('-'))).min())
+    }
+    /// `; did you mean `NAME`?` for an unknown `name`, or nothing.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        self.suggest(name).map_or(String::new(), |n| format!("; did you mean `{n}`?"))
+    }
     /// Passes in registration order.
     pub fn passes(&self) -> &[PassInfo] {
         &self.passes

@@ -92,6 +92,17 @@ fn find_sym(f: &Signature<'_>, name: &str) -> Option<SymVar> {
     f.pool.vars.iter().find(|(_, d)| d.name == name).map(|(v, _)| v)
 }
 
+/// A dim below zero (from a negative `--sym`) is an error naming the parameter.
+fn check_dims(pname: &str, dims: &[i64]) -> RunResult<()> {
+    match dims.iter().position(|&d| d < 0) {
+        Some(i) => Err(RunError::new(format!(
+            "parameter `{pname}`: dim {i} would be {} (check `--sym`): dims must be 0 or more",
+            dims[i]
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn random_value(f: &Signature<'_>, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &str) -> RunResult<Value> {
     let unbound = |e| {
         let mut vs = Vec::new();
@@ -115,6 +126,7 @@ fn random_value(f: &Signature<'_>, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &s
             for &d in dims {
                 s.push(eval_dim(f.pool, d, syms).map_err(|_| unbound(d))?);
             }
+            check_dims(pname, &s)?;
             let bytes = s.iter().try_fold(dtype.bytes(), |n, &d| n.checked_mul(d.max(0) as u64));
             if bytes.is_none_or(|b| b > MAX_RANDOM_BYTES) {
                 return Err(RunError::new(format!(
@@ -131,6 +143,7 @@ fn random_value(f: &Signature<'_>, ty: Ty, syms: &Syms, rng: &mut Rng, pname: &s
             for &d in dims {
                 s.push(eval_dim(f.pool, d, syms).map_err(|_| unbound(d))?);
             }
+            check_dims(pname, &s)?;
             Ok(Value::Shape(s))
         }
         TyData::Prim { dtype, value: Some(v) } => {
@@ -198,8 +211,24 @@ pub fn make_inputs_for(
         .collect();
     let given = &given[..];
     let mut syms = Syms::new(f.pool.vars.len());
-    for (n, v) in sym {
-        let s = find_sym(f, n).ok_or_else(|| RunError::new(format!("`{name}` has no symbolic variable `{n}`")))?;
+    for (i, (n, v)) in sym.iter().enumerate() {
+        let Some(s) = find_sym(f, n) else {
+            let names = f.pool.vars.iter().map(|(_, d)| d.name.as_str());
+            let hint = relax_ir::diag::suggest(n, names).map_or(String::new(), |m| format!("; did you mean `{m}`?"));
+            return Err(RunError::new(format!("`--sym {n}={v}`: `{name}` has no symbolic variable `{n}`{hint}")));
+        };
+        if sym[..i].iter().any(|(m, _)| m == n) {
+            return Err(RunError::new(format!("`--sym {n}` is given twice")));
+        }
+        // A variable the parameters do not mention gets its value in the body (a
+        // `match_cast`): a value given for it would be ignored.
+        let mut in_params = Vec::new();
+        params.iter().for_each(|&(_, ty)| f.pool.ty_vars(ty, &mut in_params));
+        if !in_params.contains(&s) {
+            return Err(RunError::new(format!(
+                "`--sym {n}={v}`: no parameter of `{name}` has `{n}` in its type (it gets its value in the function's body)"
+            )));
+        }
         syms.set(s, *v);
     }
     // Bind variables from the given inputs; a given input that contradicts `--sym` is an
