@@ -50,6 +50,7 @@ impl Library {
         if !path.exists() {
             return Err(RunError::new(format!("cannot open library `{shown}`: no such file")));
         }
+        check_machine(path)?;
         // The loader searches its library path for a name without a `/`: name the file.
         let path =
             std::fs::canonicalize(path).map_err(|e| RunError::new(format!("cannot open library `{shown}`: {e}")))?;
@@ -111,6 +112,44 @@ impl Library {
         // SAFETY: the caller's contract.
         stacker::maybe_grow(KERNEL_STACK, 2 * KERNEL_STACK, || unsafe { f(slots.as_mut_ptr()) })
     }
+}
+
+/// ELF's `e_machine` of this process's architecture (`None`: not checked).
+const HOST_MACHINE: Option<(u16, &str)> = if cfg!(target_arch = "x86_64") {
+    Some((62, "x86-64"))
+} else if cfg!(target_arch = "aarch64") {
+    Some((183, "aarch64"))
+} else if cfg!(target_arch = "riscv64") {
+    Some((243, "riscv64"))
+} else {
+    None
+};
+
+/// A library built for another architecture is an error naming both (the system's
+/// loader only says it cannot open the file).
+fn check_machine(path: &Path) -> RunResult<()> {
+    let mut head = [0u8; 20];
+    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+    if read.is_err() || &head[..4] != b"\x7fELF" {
+        return Ok(()); // The loader's own message says what is wrong.
+    }
+    let little = head[5] == 1;
+    let machine =
+        if little { u16::from_le_bytes([head[18], head[19]]) } else { u16::from_be_bytes([head[18], head[19]]) };
+    let Some((host, host_name)) = HOST_MACHINE else { return Ok(()) };
+    if machine == host {
+        return Ok(());
+    }
+    let name = match machine {
+        62 => "x86-64",
+        183 => "aarch64",
+        243 => "riscv64",
+        _ => "another architecture",
+    };
+    Err(RunError::new(format!(
+        "`{}` is a library for {name} (ELF machine {machine}), and this machine is {host_name}: run it there, or build it without `--target`",
+        path.display()
+    )))
 }
 
 /// The bytes of the data array `name` (with its `<name>_size`) of `lib`.
