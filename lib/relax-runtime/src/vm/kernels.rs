@@ -237,14 +237,15 @@ impl KernelEntry {
         what: Field<'k>,
         out: &mut Vec<Deferred<'k>>,
     ) {
-        let e_h = PrimExpr::new(e as usize);
-        if let PrimExprData::Var(v) = self.pool.prim(e_h)
-            && vars.get(v.index()).is_some_and(Option::is_none)
-        {
-            vars[v.index()] = Some(Scalar::int(self.pool.vars[*v].dtype, actual));
-            return;
+        match self.pool.prim(PrimExpr::new(e as usize)) {
+            PrimExprData::Var(v) if vars.get(v.index()).is_some_and(Option::is_none) => {
+                vars[v.index()] = Some(Scalar::int(self.pool.vars[*v].dtype, actual));
+            }
+            // A constant that holds needs no check later (one that fails is reported in
+            // order with the others).
+            PrimExprData::Int(_, x) if *x == actual => {}
+            _ => out.push(Deferred { expr: e, actual, what }),
         }
-        out.push(Deferred { expr: e, actual, what });
     }
 
     /// Checks `args` against the signature and binds the kernel's variables, with the
