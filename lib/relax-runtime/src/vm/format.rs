@@ -43,6 +43,7 @@ impl Executable {
         w.u32(VERSION);
         w.len(self.strings.len());
         self.strings.iter().for_each(|s| w.str(s));
+        w.str(&self.source_name);
         w.len(self.spans.len());
         for s in &self.spans {
             w.u32(s.lo);
@@ -95,6 +96,7 @@ impl Executable {
         }
         let n = r.len(4)?;
         let strings = (0..n).map(|_| r.str()).collect::<RunResult<Vec<_>>>()?;
+        let source_name = r.str()?;
         let n = r.len(20)?;
         let mut spans = Vec::with_capacity(n);
         for _ in 0..n {
@@ -124,7 +126,7 @@ impl Executable {
         if !r.at_end() {
             return Err(r.err("trailing bytes after the executable"));
         }
-        let e = Executable { functions, kernels, globals, constants, strings, attrs, spans };
+        let e = Executable { functions, kernels, globals, constants, strings, attrs, spans, source_name };
         super::verify::verify(&e)?;
         Ok(e)
     }
