@@ -9,7 +9,10 @@
 //! calling kernels through a [`KernelProvider`] (the JIT's compiled code, a loaded
 //! library's symbols, or the TIR interpreter). [`print`] lists the bytecode.
 
+mod attr_codec;
+pub mod bind;
 pub mod bytecode;
+mod calls;
 mod code_codec;
 pub mod compile;
 pub mod exec;
@@ -17,6 +20,7 @@ pub mod format;
 pub mod kernels;
 mod pool_codec;
 pub mod print;
+mod tables;
 pub mod tir_kernels;
 mod verify;
 mod wire;
