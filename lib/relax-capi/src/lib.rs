@@ -153,7 +153,7 @@ pub unsafe extern "C" fn relax_program_call(
             let t = unsafe { (*args.add(i)).as_ref() }.ok_or_else(|| format!("argument {i} is NULL"))?;
             values.push(Value::Tensor(t.tensor.deep_copy()));
         }
-        let result = p.program.call(name, values).map_err(|e| p.program.render_error(&e))?;
+        let result = p.program.call(name, values).map_err(|e| p.program.render_error(&e).trim_end().to_string())?;
         let mut tensors = Vec::new();
         flatten(&result, &mut tensors)?;
         if !n_outs.is_null() {

@@ -41,7 +41,7 @@ pub(crate) fn write_library(req: LibraryRequest<'_>, out: &Path) -> Result<(), V
         Some(l) => l.to_string(),
         None => crate::link::default_linker(&triple, &host).map_err(error)?,
     };
-    let (strip_source, text) = (req.strip_source, req.file.text.clone());
+    let (strip_source, name, text) = (req.strip_source, req.file.name.clone(), req.file.text.clone());
     let (source_name, source) =
         if req.strip_source { (String::new(), String::new()) } else { (req.file.name.clone(), req.file.text.clone()) };
     let mut exec = Executable::compile(req.module).map_err(|e| vec![e.to_diagnostic()])?;
@@ -58,7 +58,7 @@ pub(crate) fn write_library(req: LibraryRequest<'_>, out: &Path) -> Result<(), V
         }
         // After the kernels' errors, whose spans join the debug table.
         if !strip_source {
-            exec.attach_source(&text);
+            exec.attach_source(&name, &text);
         }
         let manifest = Manifest {
             version: env!("CARGO_PKG_VERSION").to_string(),

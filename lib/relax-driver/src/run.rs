@@ -257,6 +257,7 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
         explicit => match relax_runtime::vm::Executable::compile(&module) {
             Ok(mut e) => {
                 e.set_overwrites(&overwrites);
+                e.attach_source(&file.name, &file.text);
                 Some(e)
             }
             Err(err) if explicit.is_some() => {

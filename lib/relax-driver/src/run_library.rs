@@ -101,7 +101,7 @@ pub(super) fn run_library(cli: &RunCli, path: &str, syms: &[(String, i64)], io: 
                 // With the module's source in the library, the same text as a module's run.
                 let m = &program.library().manifest;
                 let text = if m.source.is_empty() {
-                    format!("relax-run: {}\n", program.render_error(&e))
+                    format!("relax-run: {}", program.render_error(&e))
                 } else {
                     let file = crate::source::SourceFile::new(&m.source_name, m.source.clone());
                     super::render_error(&file, &e, cli.color == "always")

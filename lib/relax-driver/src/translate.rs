@@ -198,7 +198,7 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     if emit_kind == "lib" {
         return emit_lib(&module, &overwrites, &file, &cli, io, color);
     }
-    let emitted = if emit_kind == "bytecode" { bytecode(&module, &file.text) } else { emit(&module, &cli) };
+    let emitted = if emit_kind == "bytecode" { bytecode(&module, &file.name, &file.text) } else { emit(&module, &cli) };
     let out = match emitted {
         Ok(bytes) => bytes,
         Err(d) => {
@@ -220,9 +220,9 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
 }
 
 /// `--emit=bytecode`: the listing of the module's executable.
-fn bytecode(module: &relax_ir::Module, source: &str) -> Result<Vec<u8>, Vec<Diagnostic>> {
+fn bytecode(module: &relax_ir::Module, name: &str, source: &str) -> Result<Vec<u8>, Vec<Diagnostic>> {
     let mut exec = relax_runtime::vm::Executable::compile(module).map_err(|e| vec![e.to_diagnostic()])?;
-    exec.attach_source(source);
+    exec.attach_source(name, source);
     Ok(relax_runtime::vm::print::listing(&exec).into_bytes())
 }
 

@@ -129,3 +129,22 @@ fn corrupted_bytes_never_panic() {
     }
     assert!(accepted < 3 * bytes.len());
 }
+
+#[test]
+fn errors_render_from_the_debug_table_alone() {
+    let (m, mut e) = executable();
+    e.attach_source("m.rlx", MODULE);
+    let back = Executable::from_bytes(&e.to_bytes()).expect("reads back");
+    assert_eq!(back.source_name(), "m.rlx");
+    let k = TirKernels::new(&back, &m);
+    let vm = Vm::new(&back, &k, VmOptions::default());
+    let mut bad = args(true);
+    bad[0] = Value::Shape(vec![3]);
+    let err = vm.call("main", bad).expect_err("a shape for a tensor");
+    let text = back.render_error(&err);
+    let line = MODULE.lines().position(|l| l.contains("def main(")).expect("main") + 1;
+    assert!(text.starts_with(&format!("m.rlx:{line}:")), "{text}");
+    assert!(text.contains("error: parameter `x` of `main`: expected R.Tensor((n,), dtype=\"float32\"), got"), "{text}");
+    assert!(text.contains("def main(x: R.Tensor"), "{text}");
+    assert!(text.contains("= expected a tensor, got a shape"), "{text}");
+}

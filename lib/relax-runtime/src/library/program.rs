@@ -86,20 +86,10 @@ impl Program {
         self.vm(&kernels).call(name, args)
     }
 
-    /// `e` as text: `FILE:LINE:COL: message` and the source line when the executable's
-    /// debug table has its location.
+    /// `e` as text: `FILE:LINE:COL: error: message` and the source line when the
+    /// executable's debug table has its location ([`Executable::render_error`]).
     pub fn render_error(&self, e: &RunError) -> String {
-        let mut s = match self.exec.span_info(e.span).filter(|i| i.line > 0) {
-            Some(i) => {
-                let file = &self.library.manifest.source_name;
-                format!("{file}:{}:{}: error: {}\n    {}", i.line, i.col, e.message, i.text.trim_end())
-            }
-            None => format!("error: {}", e.message),
-        };
-        for n in &e.notes {
-            s.push_str(&format!("\n  = {n}"));
-        }
-        s
+        self.exec.render_error(e)
     }
 }
 

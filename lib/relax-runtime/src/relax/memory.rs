@@ -20,21 +20,21 @@ use crate::value::{Storage, Tensor, Value, numel, shape_text};
 fn shape_arg(v: &Value, op: &str) -> RunResult<Vec<i64>> {
     match v {
         Value::Shape(s) => Ok(s.clone()),
-        other => Err(RunError::new(format!("`{op}`: expected a shape, got {}", other.describe()))),
+        other => Err(RunError::new(format!("`R.{op}`: expected a shape, got {}", other.describe()))),
     }
 }
 
 fn dtype_arg(v: &Value, op: &str) -> RunResult<relax_ir::DataType> {
     match v {
         Value::DType(d) => Ok(*d),
-        other => Err(RunError::new(format!("`{op}`: expected a dtype, got {}", other.describe()))),
+        other => Err(RunError::new(format!("`R.{op}`: expected a dtype, got {}", other.describe()))),
     }
 }
 
 fn int_arg(v: &Value, op: &str) -> RunResult<i64> {
     match v {
         Value::Prim(s) => Ok(s.as_i64()),
-        other => Err(RunError::new(format!("`{op}`: expected an integer, got {}", other.describe()))),
+        other => Err(RunError::new(format!("`R.{op}`: expected an integer, got {}", other.describe()))),
     }
 }
 
@@ -50,7 +50,7 @@ fn carve(
     let need = numel(shape) * dtype.bytes() as usize;
     if offset < 0 || offset as usize + need > len {
         return Err(RunError::new(format!(
-            "`{op}`: a tensor of shape {} and dtype {dtype} ({need} bytes) at byte offset {offset} does not fit in a storage of {len} bytes",
+            "`R.{op}`: a tensor of shape {} and dtype {dtype} ({need} bytes) at byte offset {offset} does not fit in a storage of {len} bytes",
             shape_text(shape)
         )));
     }
@@ -95,35 +95,36 @@ impl<'m> Interpreter<'m> {
 
 /// Runs a memory op other than the kills on its evaluated arguments.
 pub(crate) fn run_memory_op(id: OpId, args: &[Value]) -> RunResult<Value> {
-    let op = format!("R.{}", id.def().text_name());
+    // The op's name without `R.`: messages add it (no string is made unless one fails).
+    let op = id.def().text_name();
     let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
     match id {
         ops::BUILTIN_ALLOC_TENSOR => {
-            let shape = shape_arg(&arg(0), &op)?;
-            let dtype = dtype_arg(&arg(1), &op)?;
+            let shape = shape_arg(&arg(0), op)?;
+            let dtype = dtype_arg(&arg(1), op)?;
             Ok(Value::Tensor(Tensor::zeros(&shape, dtype)))
         }
         ops::MEMORY_ALLOC_STORAGE => {
-            let size = shape_arg(&arg(0), &op)?;
+            let size = shape_arg(&arg(0), op)?;
             Ok(Value::Storage(Storage::new(numel(&size))))
         }
         ops::VM_ALLOC_STORAGE => {
-            let size = shape_arg(&arg(0), &op)?;
-            let dtype = dtype_arg(&arg(2), &op)?;
+            let size = shape_arg(&arg(0), op)?;
+            let dtype = dtype_arg(&arg(2), op)?;
             Ok(Value::Storage(Storage::new(numel(&size) * dtype.bytes() as usize)))
         }
         ops::MEMORY_ALLOC_TENSOR | ops::VM_ALLOC_TENSOR => {
             let Value::Storage(s) = arg(0) else {
-                return Err(RunError::new(format!("`{op}`: expected a storage, got {}", arg(0).describe())));
+                return Err(RunError::new(format!("`R.{op}`: expected a storage, got {}", arg(0).describe())));
             };
-            let offset = int_arg(&arg(1), &op)?;
-            let shape = shape_arg(&arg(2), &op)?;
-            let dtype = dtype_arg(&arg(3), &op)?;
-            Ok(Value::Tensor(carve(&s.bytes, offset, &shape, dtype, &op)?))
+            let offset = int_arg(&arg(1), op)?;
+            let shape = shape_arg(&arg(2), op)?;
+            let dtype = dtype_arg(&arg(3), op)?;
+            Ok(Value::Tensor(carve(&s.bytes, offset, &shape, dtype, op)?))
         }
         ops::MEMORY_VIEW => {
             let Value::Tensor(x) = arg(0) else {
-                return Err(RunError::new(format!("`{op}`: expected a tensor, got {}", arg(0).describe())));
+                return Err(RunError::new(format!("`R.{op}`: expected a tensor, got {}", arg(0).describe())));
             };
             let shape = match arg(1) {
                 Value::Shape(s) => s,
@@ -137,12 +138,12 @@ pub(crate) fn run_memory_op(id: OpId, args: &[Value]) -> RunResult<Value> {
                 Value::Prim(p) => p.as_i64(),
                 _ => 0,
             };
-            Ok(Value::Tensor(carve(&x.data, x.offset as i64 + rel, &shape, dtype, &op)?))
+            Ok(Value::Tensor(carve(&x.data, x.offset as i64 + rel, &shape, dtype, op)?))
         }
         ops::MEMORY_ENSURE_ZERO_OFFSET => match arg(0) {
             Value::Tensor(x) if x.offset != 0 => Ok(Value::Tensor(x.deep_copy())),
             other => Ok(other),
         },
-        _ => Err(RunError::new(format!("the op `{op}` is not supported by the interpreter"))),
+        _ => Err(RunError::new(format!("the op `R.{op}` is not supported by the interpreter"))),
     }
 }

@@ -6,7 +6,7 @@
 use super::bytecode::{Constant, Function, InstrDebug, Param, SpanInfo};
 use super::kernels::{BufferSig, KernelEntry, KernelError, KernelParam, KernelSlot};
 use super::wire::{Reader, Writer};
-use super::{Executable, GlobalEntry, GlobalKind, code_codec, pool_codec};
+use super::{Executable, GlobalEntry, GlobalKind, attr_codec, code_codec, pool_codec};
 use crate::error::{RunError, RunResult};
 use relax_codegen::abi::SlotKind;
 
@@ -28,7 +28,7 @@ pub(crate) fn check_encodable(e: &Executable) -> RunResult<()> {
     }
     for a in &e.attrs {
         for (key, v) in &a.0 {
-            pool_codec::check_attr(v)
+            attr_codec::check_attr(v)
                 .map_err(|m| RunError::new(format!("attribute `{key}`: the VM cannot encode {m}")))?;
         }
     }
@@ -43,6 +43,7 @@ impl Executable {
         w.u32(VERSION);
         w.len(self.strings.len());
         self.strings.iter().for_each(|s| w.str(s));
+        w.str(&self.source_name);
         w.len(self.spans.len());
         for s in &self.spans {
             w.u32(s.lo);
@@ -54,7 +55,7 @@ impl Executable {
         w.len(self.constants.len());
         self.constants.iter().for_each(|c| write_constant(&mut w, c));
         w.len(self.attrs.len());
-        self.attrs.iter().for_each(|a| pool_codec::write_attrs(&mut w, a));
+        self.attrs.iter().for_each(|a| attr_codec::write_attrs(&mut w, a));
         w.len(self.globals.len());
         for g in &self.globals {
             w.str(&g.name);
@@ -95,6 +96,7 @@ impl Executable {
         }
         let n = r.len(4)?;
         let strings = (0..n).map(|_| r.str()).collect::<RunResult<Vec<_>>>()?;
+        let source_name = r.str()?;
         let n = r.len(20)?;
         let mut spans = Vec::with_capacity(n);
         for _ in 0..n {
@@ -103,7 +105,7 @@ impl Executable {
         let n = r.len(1)?;
         let constants = (0..n).map(|_| read_constant(&mut r)).collect::<RunResult<Vec<_>>>()?;
         let n = r.len(4)?;
-        let attrs = (0..n).map(|_| pool_codec::read_attrs(&mut r)).collect::<RunResult<Vec<_>>>()?;
+        let attrs = (0..n).map(|_| attr_codec::read_attrs(&mut r)).collect::<RunResult<Vec<_>>>()?;
         let n = r.len(5)?;
         let mut globals = Vec::with_capacity(n);
         for _ in 0..n {
@@ -124,7 +126,7 @@ impl Executable {
         if !r.at_end() {
             return Err(r.err("trailing bytes after the executable"));
         }
-        let e = Executable { functions, kernels, globals, constants, strings, attrs, spans };
+        let e = Executable { functions, kernels, globals, constants, strings, attrs, spans, source_name };
         super::verify::verify(&e)?;
         Ok(e)
     }

@@ -9,7 +9,10 @@
 //! calling kernels through a [`KernelProvider`] (the JIT's compiled code, a loaded
 //! library's symbols, or the TIR interpreter). [`print`] lists the bytecode.
 
+mod attr_codec;
+pub mod bind;
 pub mod bytecode;
+mod calls;
 mod code_codec;
 pub mod compile;
 pub mod exec;
@@ -17,6 +20,7 @@ pub mod format;
 pub mod kernels;
 mod pool_codec;
 pub mod print;
+mod tables;
 pub mod tir_kernels;
 mod verify;
 pub(crate) mod wire;
@@ -63,6 +67,8 @@ pub struct Executable {
     pub(crate) strings: Vec<String>,
     pub(crate) attrs: Vec<relax_ir::Attrs>,
     pub(crate) spans: Vec<SpanInfo>,
+    /// The name of the source file the spans point into (empty when not attached).
+    pub(crate) source_name: String,
 }
 
 impl Executable {
@@ -101,6 +107,7 @@ impl Executable {
             strings: t.strings,
             attrs: t.attrs,
             spans,
+            source_name: String::new(),
         };
         format::check_encodable(&exec)?;
         Ok(exec)
@@ -153,9 +160,16 @@ impl Executable {
         self.spans.iter().skip(1).find(|x| x.lo == s.start && x.hi == s.end)
     }
 
-    /// Fills the debug table's lines, columns and line texts from the module's source,
-    /// so that the executable reports locations without it.
-    pub fn attach_source(&mut self, text: &str) {
+    /// The source file's name, when attached.
+    pub fn source_name(&self) -> &str {
+        &self.source_name
+    }
+
+    /// Fills the debug table's file name, lines, columns and line texts from the
+    /// module's source (`name`, `text`), so that the executable reports locations
+    /// without it ([`Executable::render_error`]).
+    pub fn attach_source(&mut self, name: &str, text: &str) {
+        self.source_name = name.to_string();
         for s in self.spans.iter_mut().skip(1) {
             let lo = s.lo as usize;
             if lo > text.len() || !text.is_char_boundary(lo) {
@@ -167,6 +181,20 @@ impl Executable {
             s.col = text[start..lo].chars().count() as u32 + 1;
             s.text = text[start..end].to_string();
         }
+    }
+
+    /// A run-time error as `file:line:col: error: message`, the source line and the notes,
+    /// from the debug table alone (for a runtime without the source); a span the table
+    /// does not hold prints without a location.
+    pub fn render_error(&self, e: &RunError) -> String {
+        let mut out = match self.span_info(e.span).filter(|s| s.line != 0) {
+            Some(s) => format!("{}:{}:{}: error: {}\n  {}\n", self.source_name, s.line, s.col, e.message, s.text),
+            None => format!("error: {}\n", e.message),
+        };
+        for n in &e.notes {
+            out.push_str(&format!("  = {n}\n"));
+        }
+        out
     }
 
     /// Sets the run-time errors of kernel `k` (its result code minus one indexes them):
