@@ -12,35 +12,8 @@ use relax_ir::Module;
 use relax_runtime::jit::{JitKernels, JitOptions, compile_with};
 use relax_runtime::{Interpreter, Value, inputs};
 
-const MODULE: &str = r#"# from tvm.script import ir as I, relax as R, tir as T
-@I.ir_module
-class Module:
-    @T.prim_func(private=True)
-    def scale(var_x: T.handle, var_y: T.handle, k: T.int64):
-        n = T.int64()
-        x = T.match_buffer(var_x, (n,))
-        y = T.match_buffer(var_y, (n,))
-        assert k < T.int64(10), "k must be below 10"
-        for i in range(n):
-            y[i] = x[i] * T.Cast("float32", k)
-
-    @T.prim_func(private=True)
-    def square(var_x: T.handle, var_y: T.handle):
-        n = T.int64()
-        x = T.match_buffer(var_x, (n,))
-        y = T.match_buffer(var_y, (n,))
-        for i in range(n):
-            y[i] = x[i] * x[i] + T.float32(0.5)
-
-    @R.function
-    def main(x: R.Tensor(("n",), dtype="float32"), k: R.Prim(value="k")) -> R.Tensor(("n",), dtype="float32"):
-        n = T.int64()
-        k = T.int64()
-        cls = Module
-        y = R.call_tir(cls.scale, (x,), out_sinfo=R.Tensor((n,), dtype="float32"), tir_vars=R.shape([k]))
-        z = R.call_tir(cls.square, (y,), out_sinfo=R.Tensor((n,), dtype="float32"))
-        return z
-"#;
+/// Two kernels, one with an `assert` on its scalar parameter (shared with `library.rs`).
+const MODULE: &str = include_str!("support/asserting.rlx");
 
 fn module(text: &str) -> Module {
     let mut m = relax_parser::parse_module(text).expect("parses");

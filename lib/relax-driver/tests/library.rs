@@ -178,26 +178,8 @@ fn relax_run_runs_a_library() {
     assert!(out.starts_with("array([["), "{out}");
 }
 
-const ASSERTING: &str = r#"# from tvm.script import ir as I, relax as R, tir as T
-@I.ir_module
-class Module:
-    @T.prim_func(private=True)
-    def scale(var_x: T.handle, var_y: T.handle, k: T.int64):
-        n = T.int64()
-        x = T.match_buffer(var_x, (n,))
-        y = T.match_buffer(var_y, (n,))
-        assert k < T.int64(10), "k must be below 10"
-        for i in range(n):
-            y[i] = x[i] * T.Cast("float32", k)
-
-    @R.function
-    def main(x: R.Tensor(("n",), dtype="float32"), k: R.Prim(value="k")) -> R.Tensor(("n",), dtype="float32"):
-        n = T.int64()
-        k = T.int64()
-        cls = Module
-        y = R.call_tir(cls.scale, (x,), out_sinfo=R.Tensor((n,), dtype="float32"), tir_vars=R.shape([k]))
-        return y
-"#;
+/// Two kernels, one with an `assert` on its scalar parameter (shared with `jit_cache.rs`).
+const ASSERTING: &str = include_str!("support/asserting.rlx");
 
 #[test]
 fn run_time_errors_keep_their_source_line() {
@@ -225,7 +207,8 @@ fn run_time_errors_keep_their_source_line() {
     let bad = Value::Tensor(relax_runtime::Tensor::zeros(&[2, 2], relax_ir::DataType::FLOAT32));
     let e = program.call("main", vec![bad, Value::Prim(relax_runtime::Scalar::int(relax_ir::DataType::INT64, 1))]);
     let text = program.render_error(&e.expect_err("a rank error"));
-    assert!(text.contains("asserting.rlx:14:"), "{text}");
+    let main_line = ASSERTING.lines().position(|l| l.contains("def main")).expect("main") + 1;
+    assert!(text.contains(&format!("asserting.rlx:{main_line}:")), "{text}");
 }
 
 /// `relax-run model.so --generate`: a GGUF model compiled into a library generates the
