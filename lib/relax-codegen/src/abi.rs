@@ -57,6 +57,17 @@ pub const MATH_HELPERS: &[&str] = &[
     "relax_nextafter_f64",
 ];
 
+/// The runtime function a kernel compiled with bounds checks calls when an index is out
+/// of range: `i32 relax_index_error(i32 code, ptr indices, ptr dims, i64 n)` records the
+/// access (`n` indices and the buffer's `n` dims) and returns `code`, the kernel's
+/// run-time error, whose message is a template ([`INDEX_TEMPLATE`]) the runtime fills in
+/// with the recorded values.
+pub const INDEX_ERROR: &str = "relax_index_error";
+
+/// The placeholders of an out-of-bounds message: the index, its dim, the dim's extent and
+/// all indices (`1, 7`), as the interpreter writes them.
+pub const INDEX_TEMPLATE: [&str; 4] = ["{index}", "{dim}", "{extent}", "{indices}"];
+
 /// In a compiled library (`--emit=lib`), the runtime function `name` above is reached
 /// through an exported pointer `relax_rt_ptr_<name>` that the loader sets
 /// (`relax_codegen::llvm::library_object`).

@@ -59,6 +59,14 @@ struct RunCli {
     /// `--relax-exec=vm` that is an error.
     #[arg(long = "relax-exec", value_name = "EXEC", value_parser = ["vm", "interp"])]
     relax_exec: Option<String>,
+    /// With `--engine jit`: check every buffer access of the compiled kernels against its
+    /// buffer's dims (the default, but for `--generate` and GGUF models).
+    #[arg(long = "check-bounds", conflicts_with = "unchecked")]
+    check_bounds: bool,
+    /// With `--engine jit`: compile the kernels without bounds checks (an index out of
+    /// range is then undefined behaviour, as in C).
+    #[arg(long = "unchecked")]
+    unchecked: bool,
     /// With `--engine jit`: do not run the default lowering pipeline.
     #[arg(long = "no-default-pipeline")]
     no_default_pipeline: bool,
@@ -250,7 +258,10 @@ fn run_jit(cx: &RunCx<'_>, mut module: relax_ir::Module, io: &mut Io<'_>) -> i32
         crate::cli::report(io, "relax-run", file, &d, color);
         return 1;
     }
-    let opts = relax_codegen::llvm::Options::default();
+    // Bounds checks: on for modules, off for model generation (its kernels come from our
+    // own importer and run hot), unless a flag says otherwise (docs/codegen.md).
+    let checked = cli.check_bounds || !(cli.unchecked || cx.llm || cli.gen_args.generate);
+    let opts = relax_codegen::llvm::Options { check_bounds: checked, ..Default::default() };
     // The executable of the Relax level, unless the interpreter runs it.
     let exec = match cli.relax_exec.as_deref() {
         Some("interp") => None,

@@ -33,6 +33,8 @@ fn module_only_flag(cli: &RunCli) -> Option<&'static str> {
         (cli.no_cache, "--no-cache"),
         (cli.cache_dir.is_some(), "--cache-dir"),
         (cli.relax_exec.is_some(), "--relax-exec"),
+        (cli.check_bounds, "--check-bounds"),
+        (cli.unchecked, "--unchecked"),
         (g.convert_weights.is_some(), "--convert-weights"),
         (g.context.is_some(), "--context"),
         (g.cache_type.is_some(), "--cache-type"),

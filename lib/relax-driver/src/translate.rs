@@ -66,6 +66,10 @@ struct TranslateCli {
     /// set).
     #[arg(long = "linker", value_name = "CMD")]
     linker: Option<String>,
+    /// Check every buffer access of the kernels against its buffer's dims: an index out of
+    /// range is a run-time error with the interpreter's message (docs/codegen.md).
+    #[arg(long = "check-bounds")]
+    check_bounds: bool,
     /// With `--emit=lib`: leave the module's source text out of the library (run-time
     /// errors then name no source line).
     #[arg(long = "strip-source")]
@@ -311,6 +315,7 @@ fn codegen_options(cli: &TranslateCli) -> relax_codegen::llvm::Options {
         cpu: cli.mcpu.clone(),
         features: cli.mattr.clone(),
         triple: cli.target.clone(),
+        check_bounds: cli.check_bounds,
     }
 }
 

@@ -1,9 +1,9 @@
 //! Compiled libraries (`relax-translate --emit=lib`, docs/library.md) against the
 //! interpreter: every module of `test/Run/` (each `# -----` chunk the default pipeline
 //! takes) becomes a shared library, which `relax_runtime::library::Program` loads with no
-//! IR at hand; every Relax function the interpreter runs on seeded inputs gives its
-//! result bit for bit (functions whose inputs make the interpreter fail are left out:
-//! compiled code does not check buffer bounds yet). Also: the library's own errors (not a
+//! IR at hand (built with `--check-bounds`); every Relax function gives the
+//! interpreter's result bit for bit on the same seeded inputs, or the same error at the
+//! same place (random indices out of range included). Also: the library's own errors (not a
 //! library, a truncated file, a missing function) and `relax-run model.so`. Needs the
 //! `llvm` feature and a C compiler (`cc`).
 #![cfg(feature = "llvm")]
@@ -38,7 +38,7 @@ fn tool(main: fn(Vec<std::ffi::OsString>, &mut relax_driver::Io<'_>) -> i32, arg
 fn translate_lib(src: &Path, out: &Path) -> (i32, String) {
     let (code, _, err) = tool(
         relax_driver::translate_main,
-        &["relax-translate", src.to_str().unwrap(), "--emit=lib", "-o", out.to_str().unwrap()],
+        &["relax-translate", src.to_str().unwrap(), "--emit=lib", "--check-bounds", "-o", out.to_str().unwrap()],
     );
     (code, err)
 }
@@ -98,11 +98,6 @@ fn libraries_give_the_interpreters_numbers_on_test_run() {
                 let lib_args = inputs::make_inputs_for(&sig, &[], &syms, Some(7)).expect("the same inputs");
                 let interp = Interpreter::new(&m).with_lowering(&Legalize);
                 let want = outcome(interp.call_global(g, args.iter().map(fresh).collect(), Span::NONE));
-                // Random inputs can make a kernel index out of bounds (the interpreter's
-                // error); compiled code does not check bounds yet, so those are not run.
-                if want.is_err() {
-                    continue;
-                }
                 let got = outcome(program.call(&gd.name, lib_args));
                 let what = format!("{name}: `{}`", gd.name);
                 match (&want, &got) {

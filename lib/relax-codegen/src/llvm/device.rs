@@ -96,7 +96,7 @@ pub(crate) fn lower_kernel<'ctx>(
     device: &dyn Device,
 ) -> R<FunctionValue<'ctx>> {
     let name = launch.entry.as_str();
-    let sh = Shared::new(cx, module, f, name, target, Some(device));
+    let sh = Shared::new(cx, module, f, name, target, Some(device), false);
     let gptr = cx.ptr_type(device.global_addrspace());
     let mut ptys: Vec<BasicMetadataTypeEnum<'ctx>> = vec![gptr.into(); gf.buffers.len()];
     for &v in &gf.scalars {

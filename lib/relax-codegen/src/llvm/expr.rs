@@ -206,8 +206,70 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
             });
         }
         let flat = flat.unwrap_or_else(|| self.i64c(0));
+        if !info.dims.is_empty() {
+            self.check_indices(buffer, indices, &info.dims)?;
+        }
         let elem = self.mem_ty(info.dtype)?;
         Ok((ffi::elem_ptr(&self.b, elem, info.ptr, flat)?, info.dtype))
+    }
+
+    /// With bounds checks: `0 <= index < dim` for every index of an access to `buffer`,
+    /// else the kernel fails through [`crate::abi::INDEX_ERROR`] with the interpreter's
+    /// message. The indices are evaluated again (LLVM merges the two evaluations).
+    fn check_indices(&mut self, buffer: Buffer, indices: &[PrimExpr], dims: &[IntValue<'ctx>]) -> R<()> {
+        let mut ivs = Vec::with_capacity(indices.len());
+        for &i in indices {
+            ivs.push(self.eval_i64(i)?);
+        }
+        let mut bad: Option<IntValue<'ctx>> = None;
+        for (iv, d) in ivs.iter().zip(dims) {
+            // Unsigned: a negative index is a huge one.
+            let out = self.b.build_int_compare(IntPredicate::UGE, *iv, *d, "oob")?;
+            bad = Some(match bad {
+                None => out,
+                Some(b) => self.b.build_or(b, out, "oob")?,
+            });
+        }
+        let Some(bad) = bad else { return Ok(()) };
+        let message = format!(
+            "PrimFunc `{}`: index {{index}} out of bounds for dim {{dim}} (extent {{extent}}) of buffer `{}` (indices [{{indices}}])",
+            self.sh.name,
+            self.sh.f.buffer(buffer).name
+        );
+        let code = self.sh.error_code(message);
+        let cx = self.sh.cx;
+        let fail = cx.append_basic_block(self.func, "oob");
+        let ok = cx.append_basic_block(self.func, "inb");
+        self.b.build_conditional_branch(bad, fail, ok)?;
+        self.b.position_at_end(fail);
+        let i64t = cx.i64_type();
+        let arr_t = i64t.array_type(ivs.len() as u32);
+        let idx = self.b.build_alloca(arr_t, "oob_idx")?;
+        let dim = self.b.build_alloca(arr_t, "oob_dims")?;
+        for (k, (iv, d)) in ivs.iter().zip(dims).enumerate() {
+            let at = i64t.const_int(k as u64, false);
+            self.b.build_store(ffi::elem_ptr(&self.b, i64t.into(), idx, at)?, *iv)?;
+            self.b.build_store(ffi::elem_ptr(&self.b, i64t.into(), dim, at)?, *d)?;
+        }
+        let i32t = cx.i32_type();
+        let ptr_t = cx.ptr_type(inkwell::AddressSpace::default());
+        let f = self.extern_fn(
+            crate::abi::INDEX_ERROR,
+            i32t.into(),
+            &[i32t.into(), ptr_t.into(), ptr_t.into(), i64t.into()],
+            false,
+        );
+        let args = [
+            i32t.const_int(code, false).into(),
+            idx.into(),
+            dim.into(),
+            i64t.const_int(ivs.len() as u64, false).into(),
+        ];
+        let r = self.b.build_call(f, &args, "oob")?;
+        let r = r.try_as_basic_value().basic().expect("an i32").into_int_value();
+        self.b.build_return(Some(&r))?;
+        self.b.position_at_end(ok);
+        Ok(())
     }
 
     fn load(&mut self, buffer: Buffer, indices: &[PrimExpr]) -> R<V<'ctx>> {

@@ -32,10 +32,11 @@ pub(super) fn lower_prim_func<'ctx>(
     f: &PrimFunc,
     name: &str,
     target: (&str, &str),
+    check_bounds: bool,
 ) -> R<(KernelAbi, Vec<KernelError>)> {
     crate::error::require_lowered(name, f)?;
     let abi = kernel_abi(f);
-    let sh = Shared::new(cx, module, f, name, target, None);
+    let sh = Shared::new(cx, module, f, name, target, None, check_bounds);
     let ptr_t = cx.ptr_type(AddressSpace::default());
     let i32t = cx.i32_type();
     let mut ptys: Vec<BasicMetadataTypeEnum<'ctx>> = Vec::new();

@@ -48,7 +48,7 @@ pub fn library_object(
     let module = lowered.module;
     let b = cx.create_builder();
     let ptr_t = cx.ptr_type(inkwell::AddressSpace::default());
-    let imports = std::iter::once(super::PARALLEL_FOR).chain(super::MATH_HELPERS.iter().copied());
+    let imports = [super::PARALLEL_FOR, super::INDEX_ERROR].into_iter().chain(super::MATH_HELPERS.iter().copied());
     for name in imports {
         let Some(f) = module.get_function(name) else { continue };
         if f.count_basic_blocks() > 0 {

@@ -48,7 +48,7 @@ pub use self::object::{CompileTimes, KernelObject, kernel_object};
 use crate::abi::KernelAbi;
 use crate::error::CodegenError;
 
-pub use crate::abi::{KERNEL_STACK, MATH_HELPERS, PARALLEL_FOR};
+pub use crate::abi::{INDEX_ERROR, KERNEL_STACK, MATH_HELPERS, PARALLEL_FOR};
 
 /// Code generation options.
 #[derive(Clone, Debug)]
@@ -61,11 +61,15 @@ pub struct Options {
     pub features: Option<String>,
     /// The target triple (`--target`); the host's when `None`.
     pub triple: Option<String>,
+    /// Check every buffer access against its buffer's dims (`--check-bounds`): an index
+    /// out of range is the kernel's run-time error, with the interpreter's message
+    /// ([`crate::abi::INDEX_ERROR`]).
+    pub check_bounds: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { opt_level: 3, cpu: None, features: None, triple: None }
+        Options { opt_level: 3, cpu: None, features: None, triple: None, check_bounds: false }
     }
 }
 
@@ -342,8 +346,9 @@ pub fn lower_kernel_module<'ctx>(
     let f = m.prim_func(g).ok_or_else(|| CodegenError::new(format!("`{name}` is not a PrimFunc")))?;
     let part = target_module(cx, &name, tm);
     let (cpu, features) = opts.cpu_and_features();
-    let (abi, errors) = func::lower_prim_func(cx, &part, f, &name, (cpu.as_str(), features.as_str()))
-        .map_err(|e| e.or_at(f.spans.func))?;
+    let (abi, errors) =
+        func::lower_prim_func(cx, &part, f, &name, (cpu.as_str(), features.as_str()), opts.check_bounds)
+            .map_err(|e| e.or_at(f.spans.func))?;
     part.verify().map_err(|e| {
         CodegenError::new(format!("internal error: invalid LLVM IR for `{name}`: {}", e.to_string()))
             .or_at(f.spans.func)
@@ -400,6 +405,8 @@ struct BufInfo<'ctx> {
     ptr: PointerValue<'ctx>,
     strides: Vec<IntValue<'ctx>>,
     dtype: DataType,
+    /// Its dims, when accesses are checked ([`Options::check_bounds`]); empty otherwise.
+    dims: Vec<IntValue<'ctx>>,
     /// True for a parameter buffer or an allocation (a distinct object); false for views.
     distinct: bool,
 }
@@ -416,6 +423,8 @@ struct Shared<'a, 'ctx> {
     outlined: Cell<u32>,
     /// The PrimFunc promises its buffers do not overlap (`tirx.noalias`).
     noalias: bool,
+    /// Check buffer accesses against their dims ([`Options::check_bounds`]).
+    check_bounds: bool,
     /// `target-cpu` and `target-features` attributes for every function.
     target: (&'a str, &'a str),
     /// The statement being lowered, for error spans.
@@ -434,8 +443,10 @@ impl<'a, 'ctx> Shared<'a, 'ctx> {
         name: &'a str,
         target: (&'a str, &'a str),
         device: Option<&'a dyn device::Device>,
+        check_bounds: bool,
     ) -> Self {
         Shared {
+            check_bounds: check_bounds && device.is_none(),
             cx,
             module,
             f,

@@ -245,7 +245,7 @@ impl<'s, 'a, 'ctx> Fx<'s, 'a, 'ctx> {
                     slot_dts.push(DataType::HANDLE);
                     // Constant strides stay constants in the body (a unit stride is what
                     // lets LLVM see consecutive accesses); the others are parameters.
-                    for s in info.strides.iter().filter(|s| !s.is_const()) {
+                    for s in info.strides.iter().chain(&info.dims).filter(|s| !s.is_const()) {
                         params.push(i64t.into());
                         slot_vals.push((*s).into());
                         slot_dts.push(DataType::INT64);
@@ -287,16 +287,22 @@ impl<'s, 'a, 'ctx> Fx<'s, 'a, 'ctx> {
                     Capture::Buf(b, info) => {
                         let ptr = p(at).into_pointer_value();
                         at += 1;
-                        let mut strides = Vec::with_capacity(info.strides.len());
-                        for s in &info.strides {
-                            if s.is_const() {
-                                strides.push(*s);
-                            } else {
-                                strides.push(p(at).into_int_value());
-                                at += 1;
+                        let mut take = |xs: &[inkwell::values::IntValue<'ctx>]| {
+                            let mut out = Vec::with_capacity(xs.len());
+                            for s in xs {
+                                if s.is_const() {
+                                    out.push(*s);
+                                } else {
+                                    out.push(p(at).into_int_value());
+                                    at += 1;
+                                }
                             }
-                        }
-                        inner.bufs.insert(*b, BufInfo { ptr, strides, dtype: info.dtype, distinct: info.distinct });
+                            out
+                        };
+                        let strides = take(&info.strides);
+                        let dims = take(&info.dims);
+                        let (dtype, distinct) = (info.dtype, info.distinct);
+                        inner.bufs.insert(*b, BufInfo { ptr, strides, dtype, dims, distinct });
                     }
                 }
             }

@@ -232,6 +232,15 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         self.row_major(&dims)
     }
 
+    /// The dims of `b` when accesses are checked, else nothing.
+    fn checked_dims(&mut self, b: Buffer) -> R<Vec<IntValue<'ctx>>> {
+        if !self.sh.check_bounds {
+            return Ok(Vec::new());
+        }
+        let shape = self.sh.f.buffer(b).shape.clone();
+        shape.iter().map(|&d| self.eval_i64(d)).collect()
+    }
+
     fn row_major(&self, dims: &[IntValue<'ctx>]) -> R<Vec<IntValue<'ctx>>> {
         let mut s = vec![self.i64c(1); dims.len()];
         for i in (0..dims.len().saturating_sub(1)).rev() {
@@ -243,15 +252,17 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
     /// Binds a parameter buffer to the address of its element 0.
     pub(super) fn bind_param_buffer(&mut self, b: Buffer, ptr: PointerValue<'ctx>) -> R<()> {
         let strides = self.strides_of(b, true)?;
+        let dims = self.checked_dims(b)?;
         let bd = self.sh.f.buffer(b);
         self.data.insert(bd.data, ptr);
-        self.bufs.insert(b, BufInfo { ptr, strides, dtype: bd.dtype, distinct: true });
+        self.bufs.insert(b, BufInfo { ptr, strides, dtype: bd.dtype, dims, distinct: true });
         Ok(())
     }
 
     /// Binds a declared buffer as a view of `data` plus its element offset.
     fn bind_view(&mut self, b: Buffer, data: PointerValue<'ctx>) -> R<()> {
         let strides = self.strides_of(b, true)?;
+        let dims = self.checked_dims(b)?;
         let bd = self.sh.f.buffer(b);
         let ptr = match bd.elem_offset {
             Some(off) => {
@@ -261,7 +272,7 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
             }
             None => data,
         };
-        self.bufs.insert(b, BufInfo { ptr, strides, dtype: bd.dtype, distinct: false });
+        self.bufs.insert(b, BufInfo { ptr, strides, dtype: bd.dtype, dims, distinct: false });
         Ok(())
     }
 
@@ -326,7 +337,8 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
         };
         let strides = self.row_major(&dims)?;
         self.data.insert(bd.data, ptr);
-        self.bufs.insert(b, BufInfo { ptr, strides, dtype: bd.dtype, distinct: true });
+        let dims = if self.sh.check_bounds { dims } else { Vec::new() };
+        self.bufs.insert(b, BufInfo { ptr, strides, dtype: bd.dtype, dims, distinct: true });
         Ok(heap)
     }
 

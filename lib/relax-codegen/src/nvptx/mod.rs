@@ -163,8 +163,13 @@ pub fn lower_module(m: &Module, arch: &str) -> Result<PtxModule, CodegenError> {
             Err(e) => failed.push((g, e)),
         }
     }
-    let opts =
-        crate::llvm::Options { opt_level: 3, cpu: Some(arch.to_string()), features: Some(String::new()), triple: None };
+    let opts = crate::llvm::Options {
+        opt_level: 3,
+        cpu: Some(arch.to_string()),
+        features: Some(String::new()),
+        triple: None,
+        check_bounds: false,
+    };
     crate::llvm::optimize(&module, &tm, &opts)?;
     let asm = tm
         .write_to_memory_buffer(&module, FileType::Assembly)

@@ -46,7 +46,7 @@ impl ObjectCache {
         let mut h = SipHasher13::new();
         let (cpu, features) = opts.cpu_and_features();
         relax_codegen::llvm::inkwell::targets::TargetMachine::get_default_triple().as_str().to_bytes().hash(&mut h);
-        (cpu, features, opts.opt_level).hash(&mut h);
+        (cpu, features, opts.opt_level, opts.check_bounds).hash(&mut h);
         relax_codegen::llvm::inkwell::support::get_llvm_version().hash(&mut h);
         env!("CARGO_PKG_VERSION").hash(&mut h);
         if let Ok(exe) = std::env::current_exe() {

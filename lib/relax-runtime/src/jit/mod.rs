@@ -212,7 +212,7 @@ impl JitKernels {
         if code != 0 {
             let e = k.errors.get(code as usize - 1);
             return Err(match e {
-                Some(e) => RunError::at(e.span, e.message.clone()),
+                Some(e) => RunError::at(e.span, crate::kernel_rt::complete_message(code, &e.message)),
                 None => RunError::new(format!("PrimFunc `{}` failed with code {code}", k.name)),
             });
         }

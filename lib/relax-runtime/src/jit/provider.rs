@@ -68,6 +68,11 @@ impl KernelProvider for JitProvider<'_> {
         code
     }
 
+    fn complete(&self, code: i32, mut e: RunError) -> RunError {
+        e.message = crate::kernel_rt::complete_message(code, &e.message);
+        e
+    }
+
     fn error(&self, kernel: usize, code: i32) -> Option<RunError> {
         let &(_, g) = self.table.get(kernel)?;
         let (_, k) = self.jit.kernels.get(&g)?;

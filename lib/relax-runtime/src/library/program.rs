@@ -108,6 +108,11 @@ impl KernelProvider for LibraryKernels<'_> {
         unsafe { self.program.library.invoke(f, slots) }
     }
 
+    fn complete(&self, code: i32, mut e: RunError) -> RunError {
+        e.message = crate::kernel_rt::complete_message(code, &e.message);
+        e
+    }
+
     fn error(&self, kernel: usize, code: i32) -> Option<RunError> {
         let info = &self.program.library.manifest.kernels[*self.program.table.get(kernel)?];
         let e = info.errors.get((code as usize).checked_sub(1)?)?;

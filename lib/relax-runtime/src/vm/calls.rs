@@ -53,10 +53,11 @@ impl Vm<'_> {
         // buffers by `bind`.
         let rc = unsafe { self.kernels.invoke(code, &mut slots) };
         if rc != 0 {
-            return Err(entry
+            let e = entry
                 .error(rc, |s| self.span(s))
                 .or_else(|| self.kernels.error(k, rc))
-                .unwrap_or_else(|| RunError::new(format!("PrimFunc `{}` failed with code {rc}", entry.name))));
+                .unwrap_or_else(|| RunError::new(format!("PrimFunc `{}` failed with code {rc}", entry.name)));
+            return Err(self.kernels.complete(rc, e));
         }
         Ok(entry.ret_value(ret))
     }

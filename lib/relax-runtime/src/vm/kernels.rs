@@ -108,6 +108,14 @@ pub trait KernelProvider {
         unsafe { f(slots.as_mut_ptr()) }
     }
 
+    /// A kernel's run-time error with the values only the run knows filled in (the
+    /// indices of an out-of-bounds access: `crate::kernel_rt::complete_message`); the
+    /// default leaves it as it is.
+    fn complete(&self, code: i32, e: RunError) -> RunError {
+        let _ = code;
+        e
+    }
+
     /// The error of result code `code` of kernel `kernel`, when the executable's table
     /// has none.
     fn error(&self, kernel: usize, code: i32) -> Option<RunError> {
