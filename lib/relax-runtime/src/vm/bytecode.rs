@@ -202,6 +202,10 @@ pub enum Constant {
     Str(String),
     /// A dtype.
     DType(DataType),
+    /// A shape whose dims are all literals.
+    Shape(Vec<i64>),
+    /// A literal prim value.
+    Prim(crate::scalar::Scalar),
 }
 
 /// A source location of the debug table.

@@ -21,7 +21,10 @@ use crate::value::{FuncValue, Tensor, Value};
 impl Vm<'_> {
     /// Calls module function `g` (a Relax function, a kernel or an extern function).
     pub(super) fn call_global(&self, g: usize, args: Vec<Value>, site: Span) -> RunResult<Value> {
-        let entry = &self.exec.globals[g];
+        // A function value may come from outside (an argument): check its global.
+        let Some(entry) = self.exec.globals.get(g) else {
+            return Err(RunError::at(site, format!("function {g} is not in the executable")));
+        };
         match &entry.kind {
             GlobalKind::Function(i) => self.call_function(*i as usize, args, site, None),
             GlobalKind::Kernel(k) => {

@@ -182,11 +182,30 @@ impl Compiler<'_> {
                 Ok(d)
             }
             ExprData::Shape(dims) => {
+                let literal: Option<Vec<i64>> = dims
+                    .iter()
+                    .map(|&x| match f.pool.prim(x) {
+                        relax_ir::PrimExprData::Int(dt, v) if !dt.is_float() => Some(*v),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(v) = literal {
+                    let i = self.t.constant(Constant::Shape(v));
+                    let d = self.dst(dst);
+                    self.emit(Instr::Const { dst: d, index: i });
+                    return Ok(d);
+                }
                 let d = self.dst(dst);
                 self.emit(Instr::Shape { dst: d, dims: dims.iter().map(|x| x.index() as u32).collect() });
                 Ok(d)
             }
             ExprData::Prim(p) => {
+                if let Some(x) = crate::tir::literal(f.pool.prim(*p)) {
+                    let i = self.t.constant(Constant::Prim(x));
+                    let d = self.dst(dst);
+                    self.emit(Instr::Const { dst: d, index: i });
+                    return Ok(d);
+                }
                 let d = self.dst(dst);
                 self.emit(Instr::Prim { dst: d, expr: p.index() as u32 });
                 Ok(d)

@@ -457,6 +457,8 @@ impl<'a> Vm<'a> {
         Ok(match &self.exec.constants[i as usize] {
             Constant::Str(s) => Value::Str(s.clone()),
             Constant::DType(d) => Value::DType(*d),
+            Constant::Shape(v) => Value::Shape(v.clone()),
+            Constant::Prim(x) => Value::Prim(*x),
             Constant::Tensor { index, dtype, shape, data } => {
                 let Some(bytes) = data else {
                     return Err(RunError::new(format!(

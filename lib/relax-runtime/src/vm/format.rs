@@ -8,6 +8,7 @@ use super::kernels::{BufferSig, KernelEntry, KernelError, KernelParam, KernelSlo
 use super::wire::{Reader, Writer};
 use super::{Executable, GlobalEntry, GlobalKind, attr_codec, code_codec, pool_codec};
 use crate::error::{RunError, RunResult};
+use crate::scalar::Scalar;
 use relax_codegen::abi::SlotKind;
 
 /// The first eight bytes of every executable.
@@ -152,6 +153,20 @@ fn write_constant(w: &mut Writer, c: &Constant) {
             w.u8(2);
             w.dtype(*d);
         }
+        Constant::Shape(v) => {
+            w.u8(3);
+            w.i64s(v);
+        }
+        Constant::Prim(Scalar::Int(x, dt)) => {
+            w.u8(4);
+            w.dtype(*dt);
+            w.i64(*x);
+        }
+        Constant::Prim(Scalar::Float(x, dt)) => {
+            w.u8(5);
+            w.dtype(*dt);
+            w.u64(x.to_bits());
+        }
     }
 }
 
@@ -166,6 +181,15 @@ fn read_constant(r: &mut Reader<'_>) -> RunResult<Constant> {
         }
         1 => Constant::Str(r.str()?),
         2 => Constant::DType(r.dtype()?),
+        3 => Constant::Shape(r.i64s()?),
+        4 => {
+            let dt = r.dtype()?;
+            Constant::Prim(Scalar::Int(r.i64()?, dt))
+        }
+        5 => {
+            let dt = r.dtype()?;
+            Constant::Prim(Scalar::Float(f64::from_bits(r.u64()?), dt))
+        }
         t => return Err(r.err(format!("bad constant tag {t}"))),
     })
 }

@@ -170,14 +170,17 @@ impl Executable {
     /// without it ([`Executable::render_error`]).
     pub fn attach_source(&mut self, name: &str, text: &str) {
         self.source_name = name.to_string();
+        let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
         for s in self.spans.iter_mut().skip(1) {
             let lo = s.lo as usize;
             if lo > text.len() || !text.is_char_boundary(lo) {
                 continue;
             }
-            let start = text[..lo].rfind('\n').map_or(0, |i| i + 1);
+            // The line holding `lo`: the last line start at or before it.
+            let line = starts.partition_point(|&st| st <= lo);
+            let start = starts[line - 1];
             let end = text[lo..].find('\n').map_or(text.len(), |i| lo + i);
-            s.line = text[..lo].matches('\n').count() as u32 + 1;
+            s.line = line as u32;
             s.col = text[start..lo].chars().count() as u32 + 1;
             s.text = text[start..end].to_string();
         }

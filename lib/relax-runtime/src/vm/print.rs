@@ -120,6 +120,8 @@ fn instr(e: &Executable, f: &Function, i: &Instr) -> String {
                 Some(Constant::Tensor { index: m, dtype, shape, .. }) => format!("tensor {m} {dtype}{shape:?}"),
                 Some(Constant::Str(x)) => format!("{x:?}"),
                 Some(Constant::DType(d)) => format!("dtype {d}"),
+                Some(Constant::Shape(v)) => format!("shape {v:?}"),
+                Some(Constant::Prim(x)) => crate::print::value_text(&crate::value::Value::Prim(*x)),
                 None => "?".to_string(),
             };
             format!("{} = const {index} ({c})", r(*dst))
