@@ -22,6 +22,7 @@ mod run;
 mod runner;
 pub mod source;
 mod translate;
+pub mod unlowered;
 pub mod weights;
 
 use std::ffi::OsString;

@@ -5,7 +5,9 @@
 //! unfinished business is unscheduled kernels gets `schedule-cpu` alone; anything else
 //! is left as it is. A kernel counts as scheduled when it says so (`tirx.is_scheduled`)
 //! or already has parallel, vectorized or unrolled loops. After it (or without it),
-//! [`lower_tir`] turns the kernels into the lowered TIR the engines run.
+//! [`lower_tir`] turns the kernels into the lowered TIR the engines run. An op call the
+//! pipeline leaves that nothing can run is an error here, at compile time
+//! ([`crate::unlowered::check_runnable`]).
 
 use relax_ir::{Diagnostic, ExprData, Module, PrimFunc};
 use relax_pass::{PassContext, PassManager, Pipeline, PipelineError};
@@ -139,6 +141,7 @@ pub fn run_default_pipeline_with(
 ) -> Result<Vec<&'static str>, Vec<Diagnostic>> {
     let passes = needed_passes(m);
     run_passes_split(m, &pass_texts(&passes, vector_bits), before_schedule)?;
+    crate::unlowered::check_runnable(m)?;
     Ok(passes)
 }
 
@@ -185,6 +188,7 @@ pub fn run_pipeline_for(m: &mut Module, target: Target) -> Result<Vec<&'static s
         Target::Gpu => 0,
     };
     run_passes(m, &pass_texts(&passes, vector_bits))?;
+    crate::unlowered::check_runnable(m)?;
     Ok(passes)
 }
 

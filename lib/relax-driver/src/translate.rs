@@ -167,6 +167,13 @@ pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     // The results each kernel overwrites completely, found before `schedule-cpu` (a
     // library's executable hands them out without zero-filling, as the JIT does).
     let mut overwrites = std::collections::HashMap::new();
+    if cli.no_default_pipeline
+        && emit_kind != "bytecode"
+        && let Err(d) = crate::unlowered::check_lowered(&module)
+    {
+        report(io, "relax-translate", &file, &d, color);
+        return 1;
+    }
     if !cli.no_default_pipeline {
         let bits = crate::pipeline::vector_bits_for(cli.mcpu.as_deref(), cli.target.as_deref(), cli.mattr.as_deref());
         let mut note = |m: &relax_ir::Module| overwrites = crate::pipeline::overwritten_params(m);

@@ -140,6 +140,41 @@ impl DataType {
         (bits * u64::from(self.lanes.max(1))).div_ceil(8)
     }
 
+    /// The scalar dtypes by name, for "did you mean" notes.
+    pub const NAMES: &'static [&'static str] = &[
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float4_e2m1fn",
+        "handle",
+    ];
+
+    /// True when `s` is spelled like a dtype (`int46`, `float31`, `uint7x4`) whether or
+    /// not [`DataType::parse`] accepts it.
+    pub fn looks_like_dtype(s: &str) -> bool {
+        let base = s.split_once('x').map_or(s, |(b, _)| b);
+        ["uint", "int", "bfloat", "float"].iter().any(|p| {
+            base.strip_prefix(p).is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit() || b == b'_'))
+        })
+    }
+
+    /// The dtype name closest to the unknown `s`, for a "did you mean" note.
+    pub fn suggest(s: &str) -> Option<&'static str> {
+        crate::diag::suggest(s, Self::NAMES.iter().copied())
+    }
+
     /// Parses TVM's spelling (`"float32"`, `"int64x4"`, `"bool"`, `"void"`, `"handle"`,
     /// `"bfloat16"`, `"float8_e4m3fn"`). Returns `None` for anything else.
     pub fn parse(s: &str) -> Option<DataType> {

@@ -11,7 +11,8 @@
 //! * The attention KV cache of TVM's `lm_support`: `vm.builtin.attention_kv_cache_create`
 //!   / `_append` / `_view`.
 //! * The runtime functions legalization lowers ops to: `relax.run.print`,
-//!   `relax.run.assert_op`, `relax.run.shape_to_tensor`, `relax.run.nonzero`.
+//!   `relax.run.assert_op`, `relax.run.shape_to_tensor`, `relax.run.nonzero`,
+//!   `relax.run.unique` (`crate::unique`).
 //! * A reference DPS matmul, `relax.run.matmul(a, b, out)` (numpy's `matmul`).
 
 use std::cell::RefCell;
@@ -53,6 +54,7 @@ pub const NAMES: &[&str] = &[
     "relax.run.assert_op",
     "relax.run.shape_to_tensor",
     "relax.run.nonzero",
+    "relax.run.unique",
     "relax.run.matmul",
 ];
 
@@ -411,6 +413,7 @@ pub fn call_packed(host: &dyn Host, name: &str, args: &[Value]) -> RunResult<Val
             }
             Ok(Value::Tensor(out))
         }
+        "relax.run.unique" => crate::unique::unique(args),
         "relax.run.matmul" => {
             arity(name, args, 3)?;
             let a = tensor(&args[0], name)?;

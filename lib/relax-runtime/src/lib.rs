@@ -39,6 +39,7 @@ pub mod native;
 pub mod npy;
 pub mod ops;
 pub mod relax;
+pub mod unique;
 pub mod vm;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;

@@ -399,6 +399,16 @@ pub struct OpDef {
     pub pure: bool,
 }
 
+/// Attributes of `id` that a TVM release newer than the table's signatures added
+/// (`align_corners` of `R.image.affine_grid` in 0.27). The parser keeps them as written,
+/// after the table's attributes; any other keyword the table does not list is an error.
+pub fn newer_attrs(id: OpId) -> &'static [&'static str] {
+    match id {
+        ops::IMAGE_AFFINE_GRID => &["align_corners"],
+        _ => &[],
+    }
+}
+
 impl OpDef {
     /// The text spelling after `R.` (`nn.softmax`).
     pub fn text_name(&self) -> &'static str {

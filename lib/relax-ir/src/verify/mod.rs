@@ -29,6 +29,8 @@
 //! * symbolic variables are defined by a bare dim or prim value of a parameter annotation, or
 //!   by the first bare occurrence in a `R.match_cast` type, and are used only after that
 //! * the return annotation uses only symbolic variables the parameters define
+//! * the body's result can be a value of the return type (`returns.rs`): a kind, rank,
+//!   dtype or dim that provably differs is an error; unprovable symbolic facts are not
 //! * symbolic variables defined in an `if` branch or a local function stay inside it
 //! * the Relax variable of a `R.Tensor(s, ...)` type is visible where the type is used
 //! * ANF: callees, call arguments, tuple fields, item-access tuples, `if` conditions and
@@ -49,7 +51,9 @@
 //! * `call_tir`, `call_tir_inplace`, `call_tir_with_grad`: 2 or 3 arguments; the callee is a
 //!   PrimFunc global; the arguments are a tuple; exactly one `out_sinfo`, a tensor or a tuple
 //!   of tensors; `tir_vars` is a shape; inputs (scalars in the tuple included) plus outputs
-//!   plus `tir_vars` equal the PrimFunc's parameter count
+//!   plus `tir_vars` equal the PrimFunc's parameter count; each `out_sinfo` tensor has the
+//!   dtype, rank and constant dims of the PrimFunc's output buffer (`dps_outputs.rs`;
+//!   symbolic dims and unknown parts always match)
 //! * `call_tir_inplace`: `inplace_indices` is a list with one entry per output, each `-1` or
 //!   an argument index, no argument used twice
 //! * `call_dps_packed`: 2 arguments; the callee is an extern function; one `out_sinfo`
@@ -84,6 +88,7 @@
 //!
 //! [`verify_function`] runs checks 1–4 for one function, for pass managers.
 
+mod dps_outputs;
 mod error;
 mod facts;
 mod handles;
@@ -91,6 +96,7 @@ mod module_rules;
 mod names;
 mod relax_calls;
 mod relax_rules;
+mod returns;
 mod tir_rules;
 
 pub use error::{Entity, VerifyError};

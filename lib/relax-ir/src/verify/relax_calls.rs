@@ -142,7 +142,7 @@ impl RelaxChecker<'_> {
         let callee = self.f.list(call.args)[0];
         let prim = match &f.exprs[callee] {
             ExprData::Global(g) => match &m.globals[*g].func {
-                Func::Prim(pf) => Some((pf.params.len(), names::global(m, *g))),
+                Func::Prim(pf) => Some((pf, names::global(m, *g))),
                 Func::Unresolved | Func::Removed => None,
                 Func::Relax(_) => {
                     let gn = names::global(m, *g);
@@ -174,7 +174,15 @@ impl RelaxChecker<'_> {
             Some(&s) => self.shape_len(e, s, &on),
             None => Some(0),
         };
-        if let (Some((np, gn)), Some(a), Some(o), Some(t)) = (prim, n_in, n_passed_out, n_tir)
+        let np = prim.as_ref().map(|(pf, _)| pf.params.len());
+        if let (Some((pf, gn)), Some(a), Some(o), Some(t)) = (&prim, n_in, n_passed_out, n_tir)
+            && a + o + t == pf.params.len()
+            && !op.is(ops::CALL_TIR_INPLACE)
+            && let [out] = call.sinfo_args.as_slice()
+        {
+            self.check_dps_outputs(e, &on, (pf, gn), a, *out);
+        }
+        if let (Some((_, gn)), Some(np), Some(a), Some(o), Some(t)) = (&prim, np, n_in, n_passed_out, n_tir)
             && a + o + t != np
         {
             let passes = plural(a + o + t, "argument");
@@ -335,7 +343,7 @@ impl RelaxChecker<'_> {
 
 /// Why a variable of type `var` cannot hold a value of type `out`: different kinds, ranks,
 /// dtypes, or constant dims. Unknown parts never mismatch.
-fn mismatch(pool: &Pool, var: Ty, out: Ty) -> Option<String> {
+pub(super) fn mismatch(pool: &Pool, var: Ty, out: Ty) -> Option<String> {
     match (pool.ty(var), pool.ty(out)) {
         (TyData::Object, _) => None,
         (

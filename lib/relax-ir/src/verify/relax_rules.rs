@@ -225,6 +225,8 @@ impl RelaxChecker<'_> {
         self.check_ret_ty(node.ret, &name, at);
         self.frames.push(Frame { name, check_pure: node.pure && !force_pure, self_global, self_var });
         self.walk_seq(node.body, "the result of a function");
+        let name = self.frames.last().map(|fr| fr.name.clone()).unwrap_or_default();
+        self.check_body_ty(node.body, node.ret, &name);
         self.frames.pop();
         self.close_vars(var_mark, Closer::Function);
         self.close_syms(sym_mark);

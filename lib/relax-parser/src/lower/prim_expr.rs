@@ -325,6 +325,13 @@ fn lower_call(s: &mut impl PrimScope, e: &ast::Expr, call: &ast::Call) -> LResul
     if let Some(dt) = DataType::parse(fname) {
         return typed_value(s, e, call, dt);
     }
+    if DataType::looks_like_dtype(fname) {
+        let mut d = relax_ir::Diagnostic::error(super::sp(call.func.span), format!("unknown dtype `{fname}`"));
+        if let Some(t) = DataType::suggest(fname) {
+            d = d.with_note(format!("did you mean `T.{t}`?"));
+        }
+        return Err(s.diags().push(d));
+    }
     if let Some(op) = node_op(fname) {
         let [a, b] = args_n(s, e, call, 2, &name)? else { unreachable!("checked") };
         let a = lower_prim(s, a)?;

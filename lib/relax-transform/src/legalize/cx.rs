@@ -223,12 +223,29 @@ impl<'a> Cx<'a> {
         Some(out)
     }
 
-    /// The fields of a tuple argument (`R.concat((a, b))`).
+    /// The fields of a tuple argument: a tuple (`R.concat((a, b))`) or, as TVM's
+    /// legalization looks through `bb.lookup_binding`, a variable bound to one, directly
+    /// or through other variables (`t = (a, b)`, `R.concat(t)`). The fields must be
+    /// visible at the call: a dataflow variable among them is used only when every
+    /// variable of the chain is a dataflow variable (so the call is in the same block).
     pub fn tuple_fields(&self, i: usize) -> Option<Vec<Expr>> {
-        match &self.f.exprs[self.arg(i)?] {
-            ExprData::Tuple(fields) => Some(self.f.list(fields).to_vec()),
-            _ => None,
+        let mut e = self.arg(i)?;
+        let mut local = true;
+        for _ in 0..16 {
+            match &self.f.exprs[e] {
+                ExprData::Tuple(fields) => {
+                    let fields = self.f.list(fields).to_vec();
+                    let hidden = |&x: &Expr| matches!(self.f.exprs[x], ExprData::Var(v) if self.f.vars[v].dataflow);
+                    return (local || !fields.iter().any(hidden)).then_some(fields);
+                }
+                ExprData::Var(v) => {
+                    local &= self.f.vars[*v].dataflow;
+                    e = bound_value(self.f, *v)?;
+                }
+                _ => return None,
+            }
         }
+        None
     }
 
     /// An attribute.
@@ -270,6 +287,16 @@ impl<'a> Cx<'a> {
             _ => None,
         }
     }
+}
+
+/// The value a plain binding (not a match cast) of the function's reachable sequences
+/// gives `v`.
+fn bound_value(f: &RelaxFunction, v: relax_ir::Var) -> Option<Expr> {
+    f.all_seqs()
+        .into_iter()
+        .flat_map(|s| f.seq(s).blocks.iter().flat_map(|&b| &f.blocks[b].bindings))
+        .find(|bd| bd.var == v && bd.kind == relax_ir::BindingKind::Value)
+        .map(|bd| bd.value)
 }
 
 /// An IEEE half-precision value as a double.

@@ -410,8 +410,8 @@ fn table_call(
     if let Some(extra) = positional.next() {
         return Err(fx.d().error(extra.span, format!("too many arguments for `R.{}`", def.text_name())));
     }
-    // Keywords the table does not list (attributes that a newer TVM added, such as
-    // `align_corners` of `R.image.affine_grid` in 0.27) are kept as written, after the
+    // Keywords the table does not list are errors, except the attributes of a TVM
+    // release newer than the table's (`op::newer_attrs`), kept as written after the
     // table's attributes.
     let mut extra = Vec::new();
     for k in &call.keywords {
@@ -419,6 +419,10 @@ fn table_call(
             continue;
         }
         let Some(i) = def.params.iter().position(|p| p.name == k.name.name) else {
+            let newer = op.id().map_or(&[][..], op::newer_attrs);
+            if !newer.contains(&k.name.name.as_str()) {
+                return Err(unknown_keyword(fx, def, newer, &k.name));
+            }
             if extra.iter().any(|(n, _): &(String, AttrValue)| *n == k.name.name) {
                 return Err(fx.d().error(k.name.span, format!("parameter `{}` is given twice", k.name.name)));
             }
@@ -505,6 +509,28 @@ fn table_call(
     }
     let sinfo_args = sinfo_keyword(fx, call)?;
     op_call(fx, op, args, attrs, sinfo_args, e.span)
+}
+
+/// A keyword that is neither a parameter of the op `def` nor one of its `newer`
+/// attributes: an error naming both, with a did-you-mean among the op's keywords.
+fn unknown_keyword(fx: &mut FuncCx<'_, '_>, def: &OpDef, newer: &[&'static str], k: &ast::Ident) -> Reported {
+    let op_name = def.text_name();
+    let mut d = relax_ir::Diagnostic::error(
+        super::super::sp(k.span),
+        format!("unknown keyword argument `{}` of `R.{op_name}`", k.name),
+    )
+    .with_label("not a parameter of this op");
+    let names = def.params.iter().map(|p| p.name).chain(newer.iter().copied());
+    if let Some(s) = relax_ir::diag::suggest(&k.name, names) {
+        d = d.with_note(format!("did you mean `{s}`?"));
+    } else {
+        let all: Vec<String> = def.params.iter().map(|p| format!("`{}`", p.name)).collect();
+        d = d.with_note(format!(
+            "`R.{op_name}` takes {}",
+            if all.is_empty() { "no parameters".to_string() } else { all.join(", ") }
+        ));
+    }
+    fx.d().push(d)
 }
 
 /// The value of a Relax argument left out of the text, as TVM's Python wrapper fills it in.

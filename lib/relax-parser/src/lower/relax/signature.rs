@@ -39,8 +39,9 @@ pub(crate) fn empty_function() -> RelaxFunction {
     }
 }
 
-/// Names in definable positions of a parameter annotation, in order.
-fn definable_names<'e>(e: &'e ast::Expr, out: &mut Vec<(&'e str, ast::Span)>) {
+/// Names in definable positions of a parameter annotation, in order, each with whether
+/// it is a shape dim (which must be an `int64` variable) rather than a prim value.
+fn definable_names<'e>(e: &'e ast::Expr, out: &mut Vec<(&'e str, ast::Span, bool)>) {
     let Some((call, callee)) = e.as_dotted_call() else { return };
     match callee.as_str() {
         "R.Tensor" | "R.Shape" => {
@@ -48,8 +49,8 @@ fn definable_names<'e>(e: &'e ast::Expr, out: &mut Vec<(&'e str, ast::Span)>) {
             if let Some(seq) = dims.and_then(|d| d.as_sequence()) {
                 for d in seq {
                     match &d.kind {
-                        ExprKind::Str(s) if is_identifier(s) => out.push((s.as_str(), d.span)),
-                        ExprKind::Name(n) => out.push((n.as_str(), d.span)),
+                        ExprKind::Str(s) if is_identifier(s) => out.push((s.as_str(), d.span, true)),
+                        ExprKind::Name(n) => out.push((n.as_str(), d.span, true)),
                         _ => {}
                     }
                 }
@@ -58,8 +59,8 @@ fn definable_names<'e>(e: &'e ast::Expr, out: &mut Vec<(&'e str, ast::Span)>) {
         "R.Prim" => {
             if let Some(v) = call.keyword("value") {
                 match &v.kind {
-                    ExprKind::Str(s) if is_identifier(s) => out.push((s.as_str(), v.span)),
-                    ExprKind::Name(n) => out.push((n.as_str(), v.span)),
+                    ExprKind::Str(s) if is_identifier(s) => out.push((s.as_str(), v.span, false)),
+                    ExprKind::Name(n) => out.push((n.as_str(), v.span, false)),
                     _ => {}
                 }
             }
@@ -91,8 +92,7 @@ pub(crate) fn lower_signature(
     f.func.pure = !deco.impure;
     function_decorator_attrs(&def.name.name, deco, &mut f.func.attrs);
     let mut fx = FuncCx::new(cx, &mut f);
-    declare_signature_vars(&mut fx, def);
-    let mut failed = false;
+    let mut failed = !declare_signature_vars(&mut fx, def);
     for p in &def.params {
         let Some(ann) = &p.annotation else {
             fx.d().error(p.name.span, format!("parameter `{}` needs a type annotation", p.name.name));
@@ -124,20 +124,34 @@ pub(crate) fn lower_signature(
 }
 
 /// Creates the symbolic variables the signature defines: definable names in order, with
-/// dtypes from the body's declarations; HEAD `def f[n](...)` type parameters too.
-fn declare_signature_vars(fx: &mut FuncCx<'_, '_>, def: &ast::FunctionDef) {
+/// dtypes from the body's declarations; HEAD `def f[n](...)` type parameters too. A shape
+/// dim declared with a dtype other than `int64` is an error (false).
+fn declare_signature_vars(fx: &mut FuncCx<'_, '_>, def: &ast::FunctionDef) -> bool {
+    let decls = body_declarations(&def.body);
     let decl_types: HashMap<String, (DataType, bool)> =
-        body_declarations(&def.body).into_iter().map(|(n, t, _, size)| (n.to_string(), (t, size))).collect();
-    let mut names: Vec<(&str, ast::Span)> = Vec::new();
+        decls.iter().map(|&(n, t, _, size)| (n.to_string(), (t, size))).collect();
+    let mut names: Vec<(&str, ast::Span, bool)> = Vec::new();
     for p in &def.params {
         if let Some(a) = &p.annotation {
             definable_names(a, &mut names);
         }
     }
     for tp in &def.type_params {
-        names.push((tp.name.as_str(), tp.span));
+        names.push((tp.name.as_str(), tp.span, false));
     }
-    for (n, _) in names {
+    let mut ok = true;
+    for &(n, dim_span, _) in names.iter().filter(|d| d.2) {
+        let Some(&(_, t, span, _)) = decls.iter().find(|d| d.0 == n && d.1 != DataType::INT64) else { continue };
+        let d = relax_ir::Diagnostic::error(
+            sp(span),
+            format!("symbolic shape variable `{n}` is declared `T.{t}()`, but shape dims are `int64`"),
+        )
+        .with_label(format!("declare it `{n} = T.int64()`"))
+        .with_secondary(sp(dim_span), "used as a shape dim here");
+        fx.d().push(d);
+        ok = false;
+    }
+    for (n, _, _) in names {
         if fx.syms.contains_key(n) || fx.lookup_var(n).is_some() {
             continue;
         }
@@ -155,6 +169,7 @@ fn declare_signature_vars(fx: &mut FuncCx<'_, '_>, def: &ast::FunctionDef) {
             fx.syms.insert(n, v);
         }
     }
+    ok
 }
 
 /// The declarations of a body as `(name, dtype, span, is_size_var)`.
