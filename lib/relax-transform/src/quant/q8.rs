@@ -1,0 +1,211 @@
+//! The kernels of matrix products on activations quantized to 8 bits, llama.cpp's way
+//! (`ggml_vec_dot_q4_0_q8_0`, `ggml_vec_dot_q8_0_q8_0`), built with the
+//! tensor-expression builder ([`crate::legalize::te`]); `quantize-activations` puts them
+//! in place of a matmul with a decoded weight.
+//!
+//! * `quantize_q8_<k>(x: (m, k) float32) -> (q: (m, k) int8, d: (m, k / 32) float32,
+//!   s: (m, k / 32) int32)`: ggml's `quantize_row_q8_0` as its x86 SIMD code computes
+//!   it: per block of 32, `amax = max |x|`, `q = round_half_even(x · (127 / amax))` (0
+//!   when `amax` is 0), the scale `d = amax / 127` rounded to float16 as ggml stores it,
+//!   and `s`, the sum of the block's `q` (what Q8_1 and Q8_K keep as well).
+//! * `matmul_q8_<type>_<k>_r<m>(w: (n, row_bytes) uint8, q, d, s) -> (m, n) float32` for
+//!   Q4_0 and Q8_0 weights: per output and block `b`, an integer dot product, then
+//!   `C[r, j] += float(dot - off · s[r, b]) · (d_w[j, b] · d[r, b])`, in block order.
+//!   The dot product is of unsigned weight bytes (Q4_0's nibbles `0..15`, Q8_0's bytes
+//!   offset by 128: `byte ^ 128`) with the signed activations, so it is `uint8 × int8`
+//!   (x86's `vpdpbusd` / `vpmaddubsw`), and `off` (8 for Q4_0, 128 for Q8_0) times the
+//!   block's sum of `q` takes the offset back out: the integers are exactly ggml's
+//!   `sumi = Σ (w - off) · q`. It is two stages, the `int32` dot products `dot[r, j, b]`
+//!   and the float sum over blocks, which `schedule-cpu` computes together
+//!   (`schedule_cpu::int_dot`) in the same order, so the interpreter's numbers are the
+//!   JIT's.
+//!
+//! The row count `m` of the matmul kernel is a constant (the kernel is made for each
+//! count), the output count `n` symbolic.
+
+use relax_ir::prim::BinOp;
+use relax_ir::{DataType, Intrinsic, PrimExpr, PrimFunc, TypeCode};
+
+use super::layout::QuantType;
+use crate::legalize::te::{Axes, CombinerKind, Reduce, Te, Tensor};
+
+/// Elements per activation block.
+pub const BLOCK: usize = 32;
+
+const UINT16: DataType = DataType::new(TypeCode::UInt, 16);
+
+/// The weight types whose matmuls have a kernel here.
+pub fn supported(ty: QuantType) -> bool {
+    matches!(ty, QuantType::Q4_0 | QuantType::Q8_0)
+}
+
+/// The name of the activation quantizer for rows of `k`: `quantize_q8_2048`.
+pub fn quantize_name(k: usize) -> String {
+    format!("quantize_q8_{k}")
+}
+
+/// The name of the matmul kernel: `matmul_q8_q4_0_2048_r1`.
+pub fn matmul_name(ty: QuantType, k: usize, rows: usize) -> String {
+    format!("matmul_q8_{}_{k}_r{rows}", ty.name())
+}
+
+/// The activation quantizer for rows of `k` elements (`k` a multiple of [`BLOCK`]).
+pub fn quantize_kernel(k: usize) -> PrimFunc {
+    let mut te = Te::new();
+    let m = te.var("m", DataType::INT64);
+    let m = te.pool.var_ref(m);
+    let ke = te.i64(k as i64);
+    let nb = te.i64((k / BLOCK) as i64);
+    let x = te.placeholder("x", vec![m, ke], DataType::FLOAT32);
+    let amax = te.compute_reduce("amax", vec![m, nb], Axes::Named(&["r", "b"]), |te, idx| {
+        let bl = te.i64(BLOCK as i64);
+        let (i, vi) = te.reduce_axis("i", bl);
+        let at = te.mul(idx[1], bl);
+        let at = te.add(at, vi);
+        let v = te.load(x, &[idx[0], at]);
+        let a = te.call(Intrinsic::Fabs, &[v]);
+        Reduce { kind: CombinerKind::Max, sources: vec![a], axes: vec![i] }
+    })[0];
+    let q = te.compute("quantize", vec![m, ke], Axes::Named(&["r", "k"]), |te, idx| {
+        let bl = te.i64(BLOCK as i64);
+        let b = te.floordiv(idx[1], bl);
+        let a = te.load(amax, &[idx[0], b]);
+        let zero = te.const_f(DataType::FLOAT32, 0.0);
+        let c127 = te.const_f(DataType::FLOAT32, 127.0);
+        let inv = te.bin(BinOp::Div, c127, a);
+        let nz = te.bin(BinOp::Ne, a, zero);
+        let id = te.select(nz, inv, zero);
+        let v = te.load(x, &[idx[0], idx[1]]);
+        let s = te.mul(v, id);
+        let r = te.call(Intrinsic::Nearbyint, &[s]);
+        te.cast(DataType::INT8, r)
+    });
+    let d = te.compute("scale", vec![m, nb], Axes::Named(&["r", "b"]), |te, idx| {
+        let a = te.load(amax, &[idx[0], idx[1]]);
+        let c127 = te.const_f(DataType::FLOAT32, 127.0);
+        let d = te.bin(BinOp::Div, a, c127);
+        let h = te.cast(DataType::FLOAT16, d);
+        te.cast(DataType::FLOAT32, h)
+    });
+    let s = te.compute_reduce("block_sum", vec![m, nb], Axes::Named(&["r", "b"]), |te, idx| {
+        let bl = te.i64(BLOCK as i64);
+        let (i, vi) = te.reduce_axis("i", bl);
+        let at = te.mul(idx[1], bl);
+        let at = te.add(at, vi);
+        let v = te.load(q, &[idx[0], at]);
+        let v = te.cast(DataType::INT32, v);
+        Reduce { kind: CombinerKind::Sum, sources: vec![v], axes: vec![i] }
+    })[0];
+    te.build(&[q, d, s]).func
+}
+
+/// The matmul of `rows` quantized activation rows of `k` elements with a weight of
+/// type `ty` (a [`supported`] one), `C = x · wᵀ`.
+pub fn matmul_kernel(ty: QuantType, k: usize, rows: usize) -> PrimFunc {
+    let mut te = Te::new();
+    let n = te.var("n", DataType::INT64);
+    let n = te.pool.var_ref(n);
+    let rb = te.i64(ty.row_bytes(k).unwrap_or(0) as i64);
+    let me = te.i64(rows as i64);
+    let ke = te.i64(k as i64);
+    let nb = te.i64((k / BLOCK) as i64);
+    let w = te.placeholder("w", vec![n, rb], DataType::UINT8);
+    let xq = te.placeholder("xq", vec![me, ke], DataType::INT8);
+    let xd = te.placeholder("xd", vec![me, nb], DataType::FLOAT32);
+    let xs = te.placeholder("xs", vec![me, nb], DataType::INT32);
+    let dot = te.compute_reduce("dot", vec![me, n, nb], Axes::Named(&["r", "j", "b"]), |te, idx| {
+        let bl = te.i64(BLOCK as i64);
+        let (i, vi) = te.reduce_axis("i", bl);
+        let wv = weight_byte(te, ty, w, idx[1], idx[2], vi);
+        let wv = te.cast(DataType::INT32, wv);
+        let at = te.mul(idx[2], bl);
+        let at = te.add(at, vi);
+        let xv = te.load(xq, &[idx[0], at]);
+        let xv = te.cast(DataType::INT32, xv);
+        let p = te.mul(wv, xv);
+        Reduce { kind: CombinerKind::Sum, sources: vec![p], axes: vec![i] }
+    })[0];
+    let out = te.compute_reduce("matmul", vec![me, n], Axes::Named(&["r", "j"]), |te, idx| {
+        let (b, vb) = te.reduce_axis("b", nb);
+        let dv = te.load(dot, &[idx[0], idx[1], vb]);
+        let off = te.const_i(DataType::INT32, if ty == QuantType::Q4_0 { 8 } else { 128 });
+        let sv = te.load(xs, &[idx[0], vb]);
+        let corr = te.mul(off, sv);
+        let sumi = te.sub(dv, corr);
+        let sumi = te.cast(DataType::FLOAT32, sumi);
+        let bb = te.i64(ty.block_bytes() as i64);
+        let blk = te.mul(vb, bb);
+        let dw = f16_at(te, w, idx[1], blk);
+        let dx = te.load(xd, &[idx[0], vb]);
+        let scale = te.mul(dw, dx);
+        let v = te.mul(sumi, scale);
+        Reduce { kind: CombinerKind::Sum, sources: vec![v], axes: vec![b] }
+    })[0];
+    te.build(&[out]).func
+}
+
+/// Element `i` of block `b` of weight row `j` as an unsigned byte: Q4_0's nibble
+/// (`qs[i % 16] >> 4 (i / 16) & 15`, the bytes after the 2-byte scale), Q8_0's byte
+/// `qs[i] ^ 128` (the signed value plus 128).
+fn weight_byte(te: &mut Te, ty: QuantType, w: Tensor, j: PrimExpr, b: PrimExpr, i: PrimExpr) -> PrimExpr {
+    let bb = te.i64(ty.block_bytes() as i64);
+    let blk = te.mul(b, bb);
+    let two = te.i64(2);
+    let base = te.add(blk, two);
+    match ty {
+        QuantType::Q4_0 => {
+            let sixteen = te.i64(16);
+            let l = te.floormod(i, sixteen);
+            let at = te.add(base, l);
+            let byte = te.load(w, &[j, at]);
+            let hi = te.floordiv(i, sixteen);
+            let four = te.i64(4);
+            let sh = te.mul(hi, four);
+            let sh = te.cast(DataType::UINT8, sh);
+            let v = te.call(Intrinsic::ShiftRight, &[byte, sh]);
+            let mask = te.const_i(DataType::UINT8, 15);
+            te.call(Intrinsic::BitwiseAnd, &[v, mask])
+        }
+        _ => {
+            let at = te.add(base, i);
+            let byte = te.load(w, &[j, at]);
+            let c128 = te.const_i(DataType::UINT8, 128);
+            te.call(Intrinsic::BitwiseXor, &[byte, c128])
+        }
+    }
+}
+
+/// The half float at byte `at` of row `j` (little-endian), as `float32`.
+fn f16_at(te: &mut Te, w: Tensor, j: PrimExpr, at: PrimExpr) -> PrimExpr {
+    let lo = te.load(w, &[j, at]);
+    let lo = te.cast(UINT16, lo);
+    let one = te.i64(1);
+    let at1 = te.add(at, one);
+    let hi = te.load(w, &[j, at1]);
+    let hi = te.cast(UINT16, hi);
+    let eight = te.const_i(UINT16, 8);
+    let hi = te.call(Intrinsic::ShiftLeft, &[hi, eight]);
+    let bits = te.call(Intrinsic::BitwiseOr, &[lo, hi]);
+    let h = te.call_typed(DataType::FLOAT16, Intrinsic::Reinterpret, &[bits]);
+    te.cast(DataType::FLOAT32, h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relax_ir::{Func, Module};
+
+    #[test]
+    fn kernels_verify_and_print_back() {
+        let mut m = Module::new();
+        m.add(quantize_name(64), Func::Prim(Box::new(quantize_kernel(64))));
+        for ty in [QuantType::Q4_0, QuantType::Q8_0] {
+            m.add(matmul_name(ty, 64, 2), Func::Prim(Box::new(matmul_kernel(ty, 64, 2))));
+        }
+        relax_ir::verify::verify_module(&m).unwrap_or_else(|e| panic!("{e:?}"));
+        let text = relax_ir::printer::print_module(&m);
+        let back = relax_parser::parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+        assert_eq!(relax_ir::printer::print_module(&back), text);
+        assert!(text.contains("def matmul_q8_q4_0_64_r2("), "{text}");
+    }
+}
