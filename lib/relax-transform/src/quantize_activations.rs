@@ -9,7 +9,7 @@
 //! `max-rows` rows (the decode step of a language model). What it writes:
 //!
 //! ```text
-//! x_q8 = R.call_tir(cls.quantize_q8_2048, (x,), out_sinfo=[R.Tensor((1, 2048), "int8"), R.Tensor((1, 64), "float32"), R.Tensor((1, 64), "int32")])
+//! x_q8 = R.call_tir(cls.quantize_q8_2048, (x,), out_sinfo=[R.Tensor((1, 2048), "int8"), R.Tensor((1, 64), "float32"), R.Tensor((1, 512), "int32")])
 //! x_q = x_q8[0]; x_d = x_q8[1]; x_s = x_q8[2]
 //! y = R.call_tir(cls.matmul_q8_q4_0_2048_r1, (w, x_q, x_d, x_s), out_sinfo=R.Tensor((1, n), "float32"))
 //! ```
@@ -285,14 +285,14 @@ fn rewrite(f: &mut RelaxFunction, sites: &[Site], kernels: &HashMap<String, Glob
         let parts = match quantized.get(&(s.block, s.x)) {
             Some(p) => *p,
             None => {
-                let nb = s.k / q8::BLOCK;
                 let r = f.pool.i64(s.rows as i64);
                 let ke = f.pool.i64(s.k as i64);
-                let nbe = f.pool.i64(nb as i64);
+                let nbe = f.pool.i64((s.k / q8::BLOCK) as i64);
+                let nge = f.pool.i64((s.k / q8::GROUP) as i64);
                 let tys = [
                     tensor_ty(f, vec![r, ke], DataType::INT8),
                     tensor_ty(f, vec![r, nbe], DataType::FLOAT32),
-                    tensor_ty(f, vec![r, nbe], DataType::INT32),
+                    tensor_ty(f, vec![r, nge], DataType::INT32),
                 ];
                 let tuple_ty = f.pool.intern_ty(TyData::Tuple(tys.to_vec()));
                 let x = f.use_var(s.x);
@@ -391,7 +391,7 @@ mod tests {
         let (text, changed) = run(&source(1), &[]);
         assert!(changed);
         for line in [
-            "x_q8 = R.call_tir(cls.quantize_q8_64, (x,), out_sinfo=[R.Tensor((1, 64), dtype=\"int8\"), R.Tensor((1, 2), dtype=\"float32\"), R.Tensor((1, 2), dtype=\"int32\")])",
+            "x_q8 = R.call_tir(cls.quantize_q8_64, (x,), out_sinfo=[R.Tensor((1, 64), dtype=\"int8\"), R.Tensor((1, 2), dtype=\"float32\"), R.Tensor((1, 16), dtype=\"int32\")])",
             "ya = R.call_tir(cls.matmul_q8_q4_0_64_r1, (a, x_q8q, x_q8d, x_q8s), out_sinfo=R.Tensor((1, 8), dtype=\"float32\"))",
             "yb = R.call_tir(cls.matmul_q8_q4_0_64_r1, (b, x_q8q, x_q8d, x_q8s)",
             // Q4_K stays, and a decode that is returned stays.

@@ -1,24 +1,29 @@
 //! The kernels of matrix products on activations quantized to 8 bits, llama.cpp's way
-//! (`ggml_vec_dot_q4_0_q8_0`, `ggml_vec_dot_q8_0_q8_0`), built with the
-//! tensor-expression builder ([`crate::legalize::te`]); `quantize-activations` puts them
-//! in place of a matmul with a decoded weight.
+//! (`ggml_vec_dot_q4_0_q8_0`, `ggml_vec_dot_q8_0_q8_0` as its AVX2 code computes
+//! them), built with the tensor-expression builder ([`crate::legalize::te`]);
+//! `quantize-activations` puts them in place of a matmul with a decoded weight.
 //!
 //! * `quantize_q8_<k>(x: (m, k) float32) -> (q: (m, k) int8, d: (m, k / 32) float32,
-//!   s: (m, k / 32) int32)`: ggml's `quantize_row_q8_0` as its x86 SIMD code computes
+//!   s: (m, k / 4) int32)`: ggml's `quantize_row_q8_0` as its x86 SIMD code computes
 //!   it: per block of 32, `amax = max |x|`, `q = round_half_even(x · (127 / amax))` (0
 //!   when `amax` is 0), the scale `d = amax / 127` rounded to float16 as ggml stores it,
-//!   and `s`, the sum of the block's `q` (what Q8_1 and Q8_K keep as well).
+//!   and `s`, the sum of each group of 4 consecutive `q`.
 //! * `matmul_q8_<type>_<k>_r<m>(w: (n, row_bytes) uint8, q, d, s) -> (m, n) float32` for
-//!   Q4_0 and Q8_0 weights: per output and block `b`, an integer dot product, then
-//!   `C[r, j] += float(dot - off · s[r, b]) · (d_w[j, b] · d[r, b])`, in block order.
-//!   The dot product is of unsigned weight bytes (Q4_0's nibbles `0..15`, Q8_0's bytes
-//!   offset by 128: `byte ^ 128`) with the signed activations, so it is `uint8 × int8`
-//!   (x86's `vpdpbusd` / `vpmaddubsw`), and `off` (8 for Q4_0, 128 for Q8_0) times the
-//!   block's sum of `q` takes the offset back out: the integers are exactly ggml's
-//!   `sumi = Σ (w - off) · q`. It is two stages, the `int32` dot products `dot[r, j, b]`
-//!   and the float sum over blocks, which `schedule-cpu` computes together
-//!   (`schedule_cpu::int_dot`) in the same order, so the interpreter's numbers are the
-//!   JIT's.
+//!   Q4_0 and Q8_0 weights, in three stages:
+//!   1. `dot[r, j, b, l]`: the `int32` dot product of group `l` (4 elements) of block
+//!      `b`, unsigned weight bytes (Q4_0's nibbles `0..15`, Q8_0's bytes offset by 128:
+//!      `byte ^ 128`) times the signed activations: `uint8 × int8`, x86's `vpdpbusd`;
+//!   2. `lane[r, j, l] = Σ_b float(dot - off · s[r, 4b + l]) · (d_w[j, b] · d[r, b])`,
+//!      in block order: `off` (8 for Q4_0, 128 for Q8_0) times the group's sum of `q`
+//!      takes the offset back out, so the integer is exactly ggml's `Σ (w - off) · q`
+//!      over the group;
+//!   3. `C[r, j] = Σ_l lane[r, j, l]`, in lane order.
+//!
+//!   These are the numbers of llama.cpp's AVX2 loop (8 lanes of 4 products per block,
+//!   scaled per block into 8 float partial sums, summed at the end), up to its fused
+//!   multiply-adds and the order of its final sum. `schedule-cpu` computes the three
+//!   stages together (`schedule_cpu::int_dot`) in the same order, so the interpreter's
+//!   numbers are the JIT's.
 //!
 //! The row count `m` of the matmul kernel is a constant (the kernel is made for each
 //! count), the output count `n` symbolic.
@@ -31,6 +36,11 @@ use crate::legalize::te::{Axes, CombinerKind, Reduce, Te, Tensor};
 
 /// Elements per activation block.
 pub const BLOCK: usize = 32;
+/// Elements per group: the products one lane of a dot product adds (`vpdpbusd`'s 4).
+pub const GROUP: usize = 4;
+/// Lanes per block: partial sums kept apart until the end, as llama.cpp's AVX2 code
+/// keeps them in the lanes of a vector.
+pub const LANES: usize = BLOCK / GROUP;
 
 const UINT16: DataType = DataType::new(TypeCode::UInt, 16);
 
@@ -87,10 +97,11 @@ pub fn quantize_kernel(k: usize) -> PrimFunc {
         let h = te.cast(DataType::FLOAT16, d);
         te.cast(DataType::FLOAT32, h)
     });
-    let s = te.compute_reduce("block_sum", vec![m, nb], Axes::Named(&["r", "b"]), |te, idx| {
-        let bl = te.i64(BLOCK as i64);
-        let (i, vi) = te.reduce_axis("i", bl);
-        let at = te.mul(idx[1], bl);
+    let ng = te.i64((k / GROUP) as i64);
+    let s = te.compute_reduce("group_sum", vec![m, ng], Axes::Named(&["r", "g"]), |te, idx| {
+        let gl = te.i64(GROUP as i64);
+        let (i, vi) = te.reduce_axis("i", gl);
+        let at = te.mul(idx[1], gl);
         let at = te.add(at, vi);
         let v = te.load(q, &[idx[0], at]);
         let v = te.cast(DataType::INT32, v);
@@ -109,28 +120,38 @@ pub fn matmul_kernel(ty: QuantType, k: usize, rows: usize) -> PrimFunc {
     let me = te.i64(rows as i64);
     let ke = te.i64(k as i64);
     let nb = te.i64((k / BLOCK) as i64);
+    let ng = te.i64((k / GROUP) as i64);
+    let le = te.i64(LANES as i64);
     let w = te.placeholder("w", vec![n, rb], DataType::UINT8);
     let xq = te.placeholder("xq", vec![me, ke], DataType::INT8);
     let xd = te.placeholder("xd", vec![me, nb], DataType::FLOAT32);
-    let xs = te.placeholder("xs", vec![me, nb], DataType::INT32);
-    let dot = te.compute_reduce("dot", vec![me, n, nb], Axes::Named(&["r", "j", "b"]), |te, idx| {
-        let bl = te.i64(BLOCK as i64);
-        let (i, vi) = te.reduce_axis("i", bl);
-        let wv = weight_byte(te, ty, w, idx[1], idx[2], vi);
+    let xs = te.placeholder("xs", vec![me, ng], DataType::INT32);
+    // dot[r, j, b, l] = Σ_t u[4l + t] · q[4l + t]
+    let dot = te.compute_reduce("dot", vec![me, n, nb, le], Axes::Named(&["r", "j", "b", "l"]), |te, idx| {
+        let gl = te.i64(GROUP as i64);
+        let (t, vt) = te.reduce_axis("t", gl);
+        let e = te.mul(idx[3], gl);
+        let e = te.add(e, vt);
+        let wv = weight_byte(te, ty, w, idx[1], idx[2], e);
         let wv = te.cast(DataType::INT32, wv);
+        let bl = te.i64(BLOCK as i64);
         let at = te.mul(idx[2], bl);
-        let at = te.add(at, vi);
+        let at = te.add(at, e);
         let xv = te.load(xq, &[idx[0], at]);
         let xv = te.cast(DataType::INT32, xv);
         let p = te.mul(wv, xv);
-        Reduce { kind: CombinerKind::Sum, sources: vec![p], axes: vec![i] }
+        Reduce { kind: CombinerKind::Sum, sources: vec![p], axes: vec![t] }
     })[0];
-    let out = te.compute_reduce("matmul", vec![me, n], Axes::Named(&["r", "j"]), |te, idx| {
+    // lane[r, j, l] = Σ_b float(dot - off · s) · (d_w · d_x)
+    let lane = te.compute_reduce("lane", vec![me, n, le], Axes::Named(&["r", "j", "l"]), |te, idx| {
         let (b, vb) = te.reduce_axis("b", nb);
-        let dv = te.load(dot, &[idx[0], idx[1], vb]);
+        let dv = te.load(dot, &[idx[0], idx[1], vb, idx[2]]);
         let off = te.const_i(DataType::INT32, if ty == QuantType::Q4_0 { 8 } else { 128 });
-        let sv = te.load(xs, &[idx[0], vb]);
-        let corr = te.mul(off, sv);
+        let lanes = te.i64(LANES as i64);
+        let g = te.mul(vb, lanes);
+        let g = te.add(g, idx[2]);
+        let sv = te.load(xs, &[idx[0], g]);
+        let corr = te.mul(sv, off);
         let sumi = te.sub(dv, corr);
         let sumi = te.cast(DataType::FLOAT32, sumi);
         let bb = te.i64(ty.block_bytes() as i64);
@@ -140,6 +161,12 @@ pub fn matmul_kernel(ty: QuantType, k: usize, rows: usize) -> PrimFunc {
         let scale = te.mul(dw, dx);
         let v = te.mul(sumi, scale);
         Reduce { kind: CombinerKind::Sum, sources: vec![v], axes: vec![b] }
+    })[0];
+    // C[r, j] = Σ_l lane[r, j, l]
+    let out = te.compute_reduce("matmul", vec![me, n], Axes::Named(&["r", "j"]), |te, idx| {
+        let (l, vl) = te.reduce_axis("l", le);
+        let v = te.load(lane, &[idx[0], idx[1], vl]);
+        Reduce { kind: CombinerKind::Sum, sources: vec![v], axes: vec![l] }
     })[0];
     te.build(&[out]).func
 }

@@ -1,31 +1,40 @@
-//! Matmuls over blocks of integer dot products (the kernels of
-//! `quantize-activations`, [`crate::quant::q8`]): a reduction `D[rows..., j, b] = Σ_i
-//! term` into a root-allocated integer buffer, read only by the next nest, a float
-//! reduction `C[rows..., j] = Σ_b f(D[rows..., j, b], ...)` over the same loops, and
-//! maybe an elementwise epilogue that reads `C`. With a constant count of at most
-//! [`MAX_ROWS`] rows and at most [`MAX_INNER`] products per block, the three become one
-//! nest that never materializes `D`:
+//! Matmuls over lanes of integer dot products (the kernels of `quantize-activations`,
+//! [`crate::quant::q8`]), three reduction nests in a row:
+//!
+//! 1. `D[rows..., j, b, l] = Σ_t term` into a root-allocated integer buffer (`t` the
+//!    products of a lane, `b` the blocks, `l` the lanes);
+//! 2. `E[rows..., j, l] = Σ_b f(D[rows..., j, b, l], ...)`, float, into a root-allocated
+//!    buffer;
+//! 3. `C[rows..., j] = Σ_l g(E[rows..., j, l])`,
+//!
+//! each buffer read only by the next nest, maybe followed by an elementwise epilogue
+//! that reads `C`. With a constant count of at most [`MAX_ROWS`] rows and a constant
+//! lane count, they become one nest that keeps `D` and `E` in registers:
 //!
 //! ```text
 //! for j in T.parallel(N):
 //!     with T.sblock("matmul_dot"):
-//!         acc = T.sblock_alloc_buffer((1,), "int32", scope="local")
-//!         sum = T.sblock_alloc_buffer((R,), scope="local")
-//!         for r in T.unroll(R): sum[r] = C's init
+//!         p = T.sblock_alloc_buffer((L,), "int32", scope="local")
+//!         e = T.sblock_alloc_buffer((R, L), scope="local")
+//!         s = T.sblock_alloc_buffer((1,), scope="local")
+//!         for r in T.unroll(R): for l in T.vectorized(L): e[r, l] = E's init
 //!         for b in range(B):
 //!             for r in T.unroll(R):
-//!                 acc[0] = D's init
-//!                 for i in T.unroll(E): acc[0] = acc[0] + term(r, j, b, i)
-//!                 sum[r] = sum[r] + f(acc[0], r, j, b)
-//!         for r in T.unroll(R): C[r, j] = sum[r]      # or the epilogue of it
+//!                 for l in T.vectorized(L): p[l] = D's init
+//!                 for l in T.vectorized(L):
+//!                     for t in T.unroll(G): p[l] = p[l] + term(r, j, b, l, t)
+//!                 for l in T.vectorized(L): e[r, l] = e[r, l] + f(p[l], r, j, b, l)
+//!         for r in T.unroll(R):
+//!             s[0] = C's init
+//!             for l in range(L): s[0] = s[0] + g(e[r, l])
+//!             C[r, j] = s[0]                       # or the epilogue of it
 //! ```
 //!
-//! Every value is computed in the interpreter's order (the integer sum exactly, the
-//! float sum over `b` in order from its init), so the numbers do not change. The
-//! unrolled products of a block are what LLVM's SLP vectorizer turns into one vector
-//! multiply-add reduction: `vpdpbusd` with AVX-VNNI / AVX512-VNNI for `uint8 × int8`
-//! products, `vpmaddubsw` + `vpmaddwd` with AVX2 (`docs/codegen.md`). The rows are
-//! unrolled too, so a weight block is decoded once for all of them.
+//! Every value is computed in the interpreter's order (the integer sums exactly, each
+//! lane's float sum over `b` in order from its init, then the lanes in order), so the
+//! numbers do not change. With 4 products of `uint8 × int8` per lane the dot-product
+//! loop is one `vpdpbusd` (the code generator's `llvm/dot.rs`); the rows are unrolled,
+//! so a weight block is decoded once for all of them.
 
 use std::collections::HashMap;
 
@@ -41,8 +50,10 @@ use super::nest::{Loop, Nest, block, scope_block, wrap};
 
 /// The most rows (a constant count) the schedule takes.
 pub const MAX_ROWS: i64 = 16;
-/// The most products per block (the unrolled inner reduction).
-pub const MAX_INNER: i64 = 64;
+/// The most products per lane (the unrolled inner reduction).
+pub const MAX_INNER: i64 = 16;
+/// The most lanes.
+pub const MAX_LANES: i64 = 64;
 
 /// A reduction nest: `out[spatial] = out[spatial] + term`, from `init`.
 struct Reduction {
@@ -100,68 +111,96 @@ fn reduction(f: &PrimFunc, s: Stmt) -> Option<Reduction> {
 /// The pieces of one recognized matmul.
 struct Plan {
     dot: Reduction,
+    lane: Reduction,
     sum: Reduction,
     rows: Vec<i64>,
+    lanes: i64,
     inner: i64,
     epi: Option<Epilogue>,
 }
 
+/// True when `e` reads `buf` only at exactly `at` (and reads it).
+fn reads_only_at(f: &PrimFunc, e: PrimExpr, buf: Buffer, at: &[SymVar]) -> bool {
+    let mut reads = Vec::new();
+    loads_of(&f.pool, e, buf, &mut reads);
+    let own =
+        |ix: &Vec<PrimExpr>| ix.len() == at.len() && ix.iter().zip(at).all(|(&e, &v)| f.pool.as_var(e) == Some(v));
+    !reads.is_empty() && reads.iter().all(own)
+}
+
 fn recognize(f: &PrimFunc, stmts: &[Stmt], at: usize, allocs: &[Buffer]) -> Option<Plan> {
     let dot = reduction(f, stmts[at])?;
-    let sum = reduction(f, *stmts.get(at + 1)?)?;
+    let lane = reduction(f, *stmts.get(at + 1)?)?;
+    let sum = reduction(f, *stmts.get(at + 2)?)?;
     let dt = f.buffer(dot.out).dtype;
-    let ct = f.buffer(sum.out).dtype;
-    if !matches!(dt.code, TypeCode::Int | TypeCode::UInt) || !ct.is_float() || !allocs.contains(&dot.out) {
+    if !matches!(dt.code, TypeCode::Int | TypeCode::UInt)
+        || !f.buffer(lane.out).dtype.is_float()
+        || !f.buffer(sum.out).dtype.is_float()
+        || !allocs.contains(&dot.out)
+        || !allocs.contains(&lane.out)
+    {
         return None;
     }
-    // The dot products run over the sum's loops: rows..., j, then the sum's reduction.
+    // Loops: dot (rows..., j, b, l, t), lane (rows..., j, l, b), sum (rows..., j, l).
     let ns = sum.spatial.len();
-    if dot.spatial.len() != ns + 1 || ns < 1 {
+    if ns < 1 || lane.spatial.len() != ns + 1 || dot.spatial.len() != ns + 2 {
         return None;
     }
-    for d in 0..=ns {
-        if dot.nest.loops[d].extent != sum.nest.loops[d].extent {
+    let ext = |r: &Reduction, d: usize| r.nest.loops[d].extent;
+    for d in 0..ns {
+        if ext(&dot, d) != ext(&sum, d) || ext(&lane, d) != ext(&sum, d) {
             return None;
         }
     }
-    let inner = f.pool.as_int(dot.nest.loops[ns + 1].extent)?;
-    if !(1..=MAX_INNER).contains(&inner) {
+    if ext(&dot, ns) != ext(&lane, ns + 1) || ext(&dot, ns + 1) != ext(&lane, ns) || ext(&lane, ns) != ext(&sum, ns) {
+        return None;
+    }
+    let lanes = f.pool.as_int(ext(&sum, ns))?;
+    let inner = f.pool.as_int(ext(&dot, ns + 2))?;
+    if !(1..=MAX_LANES).contains(&lanes) || !(1..=MAX_INNER).contains(&inner) {
         return None;
     }
     let mut rows = Vec::new();
     for d in 0..ns - 1 {
-        rows.push(f.pool.as_int(sum.nest.loops[d].extent)?);
+        rows.push(f.pool.as_int(ext(&sum, d))?);
     }
     if rows.iter().product::<i64>() > MAX_ROWS {
         return None;
     }
-    // The sum reads the dot products only at its own variables.
-    let mut reads = Vec::new();
-    loads_of(&f.pool, sum.term, dot.out, &mut reads);
-    let mut own: Vec<SymVar> = sum.spatial.clone();
-    own.push(sum.k);
-    let at_own =
-        |ix: &Vec<PrimExpr>| ix.len() == own.len() && ix.iter().zip(&own).all(|(&e, &v)| f.pool.as_var(e) == Some(v));
-    if reads.is_empty() || !reads.iter().all(at_own) {
+    // Each stage reads the previous one at its own element only.
+    let mut dot_at: Vec<SymVar> = lane.spatial[..ns].to_vec();
+    dot_at.extend([lane.k, lane.spatial[ns]]);
+    let mut lane_at: Vec<SymVar> = sum.spatial.clone();
+    lane_at.push(sum.k);
+    if !reads_only_at(f, lane.term, dot.out, &dot_at) || !reads_only_at(f, sum.term, lane.out, &lane_at) {
         return None;
     }
-    let mut in_init = Vec::new();
-    loads_of(&f.pool, sum.init, dot.out, &mut in_init);
-    if !in_init.is_empty() || stmts.iter().enumerate().any(|(q, &s)| q != at && q != at + 1 && mentions(f, s, dot.out))
-    {
+    let mut stray = Vec::new();
+    loads_of(&f.pool, lane.init, dot.out, &mut stray);
+    loads_of(&f.pool, sum.init, lane.out, &mut stray);
+    loads_of(&f.pool, sum.init, dot.out, &mut stray);
+    loads_of(&f.pool, sum.term, dot.out, &mut stray);
+    if !stray.is_empty() {
         return None;
+    }
+    for (q, &s) in stmts.iter().enumerate() {
+        if (q != at && q != at + 1 && mentions(f, s, dot.out))
+            || (q != at + 1 && q != at + 2 && mentions(f, s, lane.out))
+        {
+            return None;
+        }
     }
     let c = sum.out;
-    let epi = match stmts.get(at + 2) {
+    let epi = match stmts.get(at + 3) {
         Some(&next)
             if allocs.contains(&c)
-                && stmts.iter().enumerate().all(|(q, &s)| q == at + 1 || q == at + 2 || !mentions(f, s, c)) =>
+                && stmts.iter().enumerate().all(|(q, &s)| q == at + 2 || q == at + 3 || !mentions(f, s, c)) =>
         {
             epilogue(f, next, c)
         }
         _ => None,
     };
-    Some(Plan { dot, sum, rows, inner, epi })
+    Some(Plan { dot, lane, sum, rows, lanes, inner, epi })
 }
 
 /// `a op b`, folded when the simplifier can.
@@ -176,10 +215,10 @@ fn lp(f: &mut PrimFunc, name: &str, extent: PrimExpr, kind: ForKind) -> (Loop, P
 }
 
 /// A new local buffer of constant shape.
-fn local(f: &mut PrimFunc, name: &str, dt: DataType, len: i64) -> Buffer {
+fn local(f: &mut PrimFunc, name: &str, dt: DataType, shape: &[i64]) -> Buffer {
     let data = f.pool.new_var(name, DataType::HANDLE);
     f.pool.vars[data].pointer = Some((dt, "local".to_string()));
-    let dims = vec![f.pool.i64(len)];
+    let dims = shape.iter().map(|&d| f.pool.i64(d)).collect();
     let mut b = BufferData::new(name, data, dt, dims);
     b.scope = "local".to_string();
     f.buffers.push(b)
@@ -232,68 +271,108 @@ fn store(f: &mut PrimFunc, plan: &Plan, rows: &[PrimExpr], j: PrimExpr, v: PrimE
     }
 }
 
+/// The name of loop `d` of a nest.
+fn loop_name(f: &PrimFunc, r: &Reduction, d: usize) -> String {
+    f.pool.vars[r.nest.loops[d].var].name.clone()
+}
+
 fn build(f: &mut PrimFunc, plan: &Plan) -> Stmt {
     let ns = plan.sum.spatial.len();
     let nrows: i64 = plan.rows.iter().product();
-    let jname = f.pool.vars[plan.sum.nest.loops[ns - 1].var].name.clone();
+    let jname = loop_name(f, &plan.sum, ns - 1);
     let (jl, jv) = lp(f, &jname, plan.sum.nest.loops[ns - 1].extent, ForKind::Parallel);
-    let bname = f.pool.vars[plan.sum.nest.loops[ns].var].name.clone();
-    let (bl, bv) = lp(f, &bname, plan.sum.nest.loops[ns].extent, ForKind::Serial);
-    let iname = f.pool.vars[plan.dot.nest.loops[ns + 1].var].name.clone();
-    let ie = f.pool.i64(plan.inner);
-    let (il, iv) = lp(f, &iname, ie, ForKind::Unrolled);
     let it = f.buffer(plan.dot.out).dtype;
+    let et = f.buffer(plan.lane.out).dtype;
     let ct = f.buffer(plan.sum.out).dtype;
-    let acc = local(f, &format!("{}_acc", plan.dot.name), it, 1);
-    let sum = local(f, &format!("{}_sum", plan.sum.name), ct, nrows);
+    let p = local(f, &format!("{}_acc", plan.dot.name), it, &[plan.lanes]);
+    let e = local(f, &format!("{}_acc", plan.lane.name), et, &[nrows, plan.lanes]);
+    let s = local(f, &format!("{}_sum", plan.sum.name), ct, &[1]);
     let zero = f.pool.i64(0);
-    let acc_ref = f.pool.raw(PrimExprData::Load { dtype: it, buffer: acc, indices: vec![zero] });
+    let le = f.pool.i64(plan.lanes);
+    let lname = loop_name(f, &plan.sum, ns);
+    let vec_l = |f: &mut PrimFunc| lp(f, &lname, le, ForKind::Vectorized);
 
-    // sum[r] = init
+    // e[r, l] = E's init
     let (rl, rv) = row_loop(f, nrows);
     let rowv = row_values(f, &plan.rows, rv);
-    let mut sv: Vec<PrimExpr> = rowv.clone();
-    sv.push(jv);
-    let init = subst(f, &plan.sum.spatial, &sv, plan.sum.init);
-    let s_init = f.stmts.push(StmtData::Store { buffer: sum, indices: vec![rv], value: init });
-    let s_init = wrap(f, &rl, s_init);
+    let (ll, lv) = vec_l(f);
+    let mut at: Vec<PrimExpr> = rowv.clone();
+    at.extend([jv, lv]);
+    let init = subst(f, &plan.lane.spatial, &at, plan.lane.init);
+    let st = f.stmts.push(StmtData::Store { buffer: e, indices: vec![rv, lv], value: init });
+    let mut loops = rl;
+    loops.push(ll);
+    let s_init = wrap(f, &loops, st);
 
     // The blocks.
+    let bname = loop_name(f, &plan.lane, ns + 1);
+    let (bl, bv) = lp(f, &bname, plan.lane.nest.loops[ns + 1].extent, ForKind::Serial);
     let (rl, rv) = row_loop(f, nrows);
     let rowv = row_values(f, &plan.rows, rv);
-    let mut dv: Vec<PrimExpr> = rowv.clone();
-    dv.extend([jv, bv]);
-    let dinit = subst(f, &plan.dot.spatial, &dv, plan.dot.init);
-    let a0 = f.stmts.push(StmtData::Store { buffer: acc, indices: vec![zero], value: dinit });
+    // p[l] = D's init
+    let (ll, lv) = vec_l(f);
+    let mut dat: Vec<PrimExpr> = rowv.clone();
+    dat.extend([jv, bv, lv]);
+    let dinit = subst(f, &plan.dot.spatial, &dat, plan.dot.init);
+    let p0 = f.stmts.push(StmtData::Store { buffer: p, indices: vec![lv], value: dinit });
+    let p0 = wrap(f, &[ll], p0);
+    // p[l] = p[l] + term
+    let (ll, lv) = vec_l(f);
+    let tname = loop_name(f, &plan.dot, ns + 2);
+    let te = f.pool.i64(plan.inner);
+    let (tl, tv) = lp(f, &tname, te, ForKind::Unrolled);
     let mut dvars = plan.dot.spatial.clone();
     dvars.push(plan.dot.k);
-    dv.push(iv);
-    let term = subst(f, &dvars, &dv, plan.dot.term);
-    let upd = bin(&mut f.pool, BinOp::Add, acc_ref, term);
-    let a1 = f.stmts.push(StmtData::Store { buffer: acc, indices: vec![zero], value: upd });
-    let a1 = wrap(f, &[il], a1);
-    let mut svars = plan.sum.spatial.clone();
-    svars.push(plan.sum.k);
-    let mut sv: Vec<PrimExpr> = rowv.clone();
-    sv.extend([jv, bv]);
-    let sterm = subst(f, &svars, &sv, plan.sum.term);
-    let sterm = replace_loads(&mut f.pool, sterm, plan.dot.out, &mut |_, _| acc_ref);
-    let cur = f.pool.raw(PrimExprData::Load { dtype: ct, buffer: sum, indices: vec![rv] });
-    let upd = bin(&mut f.pool, BinOp::Add, cur, sterm);
-    let s1 = f.stmts.push(StmtData::Store { buffer: sum, indices: vec![rv], value: upd });
-    let body = f.stmts.push(StmtData::Seq(vec![a0, a1, s1]));
+    let mut dat: Vec<PrimExpr> = rowv.clone();
+    dat.extend([jv, bv, lv, tv]);
+    let term = subst(f, &dvars, &dat, plan.dot.term);
+    let cur = f.pool.raw(PrimExprData::Load { dtype: it, buffer: p, indices: vec![lv] });
+    let upd = bin(&mut f.pool, BinOp::Add, cur, term);
+    let p1 = f.stmts.push(StmtData::Store { buffer: p, indices: vec![lv], value: upd });
+    let p1 = wrap(f, &[ll, tl], p1);
+    // e[r, l] = e[r, l] + f(p[l])
+    let (ll, lv) = vec_l(f);
+    let mut evars = plan.lane.spatial.clone();
+    evars.push(plan.lane.k);
+    let mut eat: Vec<PrimExpr> = rowv.clone();
+    eat.extend([jv, lv, bv]);
+    let eterm = subst(f, &evars, &eat, plan.lane.term);
+    let pl = f.pool.raw(PrimExprData::Load { dtype: it, buffer: p, indices: vec![lv] });
+    let eterm = replace_loads(&mut f.pool, eterm, plan.dot.out, &mut |_, _| pl);
+    let cur = f.pool.raw(PrimExprData::Load { dtype: et, buffer: e, indices: vec![rv, lv] });
+    let upd = bin(&mut f.pool, BinOp::Add, cur, eterm);
+    let e1 = f.stmts.push(StmtData::Store { buffer: e, indices: vec![rv, lv], value: upd });
+    let e1 = wrap(f, &[ll], e1);
+    let body = f.stmts.push(StmtData::Seq(vec![p0, p1, e1]));
     let body = wrap(f, &rl, body);
     let s_red = wrap(f, &[bl], body);
 
-    // The outputs.
+    // s = C's init + Σ_l g(e[r, l]), stored.
     let (rl, rv) = row_loop(f, nrows);
     let rowv = row_values(f, &plan.rows, rv);
-    let total = f.pool.raw(PrimExprData::Load { dtype: ct, buffer: sum, indices: vec![rv] });
-    let s_out = store(f, plan, &rowv, jv, total);
-    let s_out = wrap(f, &rl, s_out);
+    let mut cat: Vec<PrimExpr> = rowv.clone();
+    cat.push(jv);
+    let cinit = subst(f, &plan.sum.spatial, &cat, plan.sum.init);
+    let s0 = f.stmts.push(StmtData::Store { buffer: s, indices: vec![zero], value: cinit });
+    let (sl, slv) = lp(f, &lname, le, ForKind::Serial);
+    let mut cvars = plan.sum.spatial.clone();
+    cvars.push(plan.sum.k);
+    let mut cat2 = cat.clone();
+    cat2.push(slv);
+    let cterm = subst(f, &cvars, &cat2, plan.sum.term);
+    let el = f.pool.raw(PrimExprData::Load { dtype: et, buffer: e, indices: vec![rv, slv] });
+    let cterm = replace_loads(&mut f.pool, cterm, plan.lane.out, &mut |_, _| el);
+    let cur = f.pool.raw(PrimExprData::Load { dtype: ct, buffer: s, indices: vec![zero] });
+    let upd = bin(&mut f.pool, BinOp::Add, cur, cterm);
+    let s1 = f.stmts.push(StmtData::Store { buffer: s, indices: vec![zero], value: upd });
+    let s1 = wrap(f, &[sl], s1);
+    let total = f.pool.raw(PrimExprData::Load { dtype: ct, buffer: s, indices: vec![zero] });
+    let s2 = store(f, plan, &rowv, jv, total);
+    let seq = f.stmts.push(StmtData::Seq(vec![s0, s1, s2]));
+    let s_out = wrap(f, &rl, seq);
 
     let body = f.stmts.push(StmtData::Seq(vec![s_init, s_red, s_out]));
-    let blk = scope_block(f, format!("{}_dot", plan.sum.name), vec![acc, sum], body);
+    let blk = scope_block(f, format!("{}_dot", plan.sum.name), vec![p, e, s], body);
     wrap(f, &[jl], blk)
 }
 
@@ -302,15 +381,15 @@ fn build(f: &mut PrimFunc, plan: &Plan) -> Stmt {
 pub fn schedule_all(f: &mut PrimFunc, stmts: &mut Vec<Stmt>, allocs: &mut Vec<Buffer>) -> bool {
     let mut any = false;
     let mut i = 0;
-    while i + 1 < stmts.len() {
+    while i + 2 < stmts.len() {
         let Some(plan) = recognize(f, stmts, i, allocs) else {
             i += 1;
             continue;
         };
         let s = build(f, &plan);
-        let n = if plan.epi.is_some() { 3 } else { 2 };
+        let n = if plan.epi.is_some() { 4 } else { 3 };
         stmts.splice(i..i + n, [s]);
-        allocs.retain(|&b| b != plan.dot.out && (plan.epi.is_none() || b != plan.sum.out));
+        allocs.retain(|&b| b != plan.dot.out && b != plan.lane.out && (plan.epi.is_none() || b != plan.sum.out));
         any = true;
         i += 1;
     }
