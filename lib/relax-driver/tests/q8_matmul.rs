@@ -1,14 +1,18 @@
-//! `quantize-activations` (matmuls with a Q4_0 or Q8_0 weight on activations quantized
-//! to 8 bits, `docs/passes.md`) and schedule-cpu's int-dot rule, end to end:
-//! `(silu(x @ decode(w).T), x @ decode(v).T)` with odd output counts (37 and 5), three
-//! blocks per row, 1 to 4 rows, both weight types, through the LLM pipeline
-//! (`relax_driver::pipeline::run_llm_pipeline`), checking that
+//! `quantize-activations` (matmuls with a block-quantized weight on activations
+//! quantized to 8 bits, `docs/passes.md`) and schedule-cpu's int-dot rule, end to end:
+//! `(silu(x @ decode(w).T), x @ decode(v).T)` with odd output counts (37 and 5), rows of
+//! 512 (two K-quant super-blocks), 1 to 4 rows, every weight type, through the LLM
+//! pipeline (`relax_driver::pipeline::run_llm_pipeline`; for Q4_K and Q6_K, which it
+//! leaves float by default, after `quantize-activations{k-quants=true}`), checking that
 //!
 //! * both matmuls were rewritten (one quantization of `x`, `_dot` blocks);
-//! * the kernels compute llama.cpp's numbers: an independent Rust implementation of
-//!   `quantize_row_q8_0` and of the AVX2 dot product's 8 lanes (written from ggml, not
-//!   from the kernels) gives the interpreter's bits on the unscheduled kernels (a few
-//!   ulps where `silu` follows);
+//! * the kernels compute the product of the dequantized weights (`relax_gguf`'s
+//!   dequantizers) with the activations rounded as ggml's `quantize_row_q8_0` rounds
+//!   them (an independent Rust implementation), in float64, within 1e-5 of the largest
+//!   output;
+//! * for Q4_0 and Q8_0, they give llama.cpp's own numbers: its AVX2 dot product's 8
+//!   lanes of 4 products (written from ggml, not from the kernels) gives the
+//!   interpreter's bits on the unscheduled kernels (a few ulps where `silu` follows);
 //! * the scheduled TIR gives those numbers in the interpreter, and the same bits in
 //!   the JIT;
 //! * the result is within the documented tolerance of the float32 matmul.
@@ -30,7 +34,7 @@ mod support {
 
 const N: usize = 37;
 const N2: usize = 5;
-const K: usize = 96;
+const K: usize = 512;
 
 fn module(ty: QuantType, rows: usize) -> Module {
     let rb = ty.row_bytes(K).expect("whole blocks");
@@ -59,7 +63,9 @@ fn module(ty: QuantType, rows: usize) -> Module {
 fn ggml(ty: QuantType) -> GgmlType {
     match ty {
         QuantType::Q4_0 => GgmlType::Q4_0,
-        _ => GgmlType::Q8_0,
+        QuantType::Q8_0 => GgmlType::Q8_0,
+        QuantType::Q4K => GgmlType::Q4_K,
+        QuantType::Q6K => GgmlType::Q6_K,
     }
 }
 
@@ -133,10 +139,11 @@ fn silu(v: f32) -> f32 {
     v * (1.0 / (1.0 + (-v).exp()))
 }
 
+/// Runs `quantize-activations` on `m`, with `k-quants=true` (off by default in the LLM
+/// pipeline) so that every type is rewritten.
 fn quantize_activations(m: &mut Module) {
-    let Ok(relax_pass::PassKind::Module(p)) =
-        relax_transform::quantize_activations::INFO.create(&relax_pass::PassOptions::default())
-    else {
+    let opts = relax_pass::PassOptions(vec![("k-quants".to_string(), "true".to_string())]);
+    let Ok(relax_pass::PassKind::Module(p)) = relax_transform::quantize_activations::INFO.create(&opts) else {
         panic!("a module pass")
     };
     assert_eq!(p.run(m, &mut relax_pass::PassContext::default()), Ok(true), "rewrites");
@@ -148,7 +155,7 @@ fn q8_matmul_gives_llama_cpp_numbers_in_both_engines() {
     let opts = relax_codegen::llvm::Options::default();
     let host = relax_driver::pipeline::vector_bits(None);
     let mut failures = Vec::new();
-    for ty in [QuantType::Q4_0, QuantType::Q8_0] {
+    for ty in QuantType::ALL {
         for rows in 1..=4 {
             let what = format!("{ty}, {rows} rows");
             let source = module(ty, rows);
@@ -158,10 +165,13 @@ fn q8_matmul_gives_llama_cpp_numbers_in_both_engines() {
             quantize_activations(&mut reference);
             relax_driver::pipeline::lower_tir(&mut reference).expect("lowers");
             let mut sched = source;
+            if matches!(ty, QuantType::Q4K | QuantType::Q6K) {
+                quantize_activations(&mut sched);
+            }
             relax_driver::pipeline::run_llm_pipeline(&mut sched, host).expect("the LLM pipeline");
             let text = relax_ir::printer::print_module(&sched);
             assert_eq!(text.matches("_dot\")").count(), 2, "{what}: two int-dot nests in\n{text}");
-            assert_eq!(text.matches("cls.quantize_q8_96(").count(), 1, "{what}: one quantization in\n{text}");
+            assert_eq!(text.matches("cls.quantize_q8_512(").count(), 1, "{what}: one quantization in\n{text}");
             relax_driver::pipeline::lower_tir(&mut sched).expect("lowers");
 
             // Activations with a zero block and an outlier, and random weights.
@@ -180,14 +190,30 @@ fn q8_matmul_gives_llama_cpp_numbers_in_both_engines() {
                 tensor(w.clone(), &[N, rb], DataType::UINT8),
                 tensor(v.clone(), &[N2, rb], DataType::UINT8),
             ];
-            // llama.cpp's numbers, in the output order (z then u).
+            // llama.cpp's numbers (Q4_0, Q8_0), in the output order (z then u).
             let xq: Vec<_> = x.chunks(K).map(quantize_row).collect();
             let mut want = Vec::new();
             for (packed, n, act) in [(&w, N, true), (&v, N2, false)] {
+                if !matches!(ty, QuantType::Q4_0 | QuantType::Q8_0) {
+                    break;
+                }
                 for xr in &xq {
                     for row in packed.chunks(rb).take(n) {
                         let y = dot(&weight_row(ty, row), xr);
                         want.push(if act { silu(y) } else { y });
+                    }
+                }
+            }
+            // The float64 product with the rounded activations.
+            let deq =
+                |packed: &[u8], n: usize| relax_gguf::dequantize_to_vec(ggml(ty), packed, n * K).expect("dequantizes");
+            let mut want64 = Vec::new();
+            for (packed, n, act) in [(&w, N, true), (&v, N2, false)] {
+                let wf = deq(packed, n);
+                for (q, d) in &xq {
+                    for row in wf.chunks(K) {
+                        let y: f64 = (0..K).map(|i| f64::from(row[i]) * f64::from(q[i]) * f64::from(d[i / 32])).sum();
+                        want64.push(if act { y / (1.0 + (-y).exp()) } else { y });
                     }
                 }
             }
@@ -202,7 +228,23 @@ fn q8_matmul_gives_llama_cpp_numbers_in_both_engines() {
             // matmuls themselves must agree to the bit (`u`, the second output).
             let close = |a: f32, b: f32| (a - b).abs() <= 4.0 * f32::EPSILON * a.abs().max(b.abs());
             let zs = rows * N;
+            let scale64 = want64.iter().fold(0f64, |m, v| m.max(v.abs()));
             for (i, &r) in got_ref.iter().enumerate() {
+                if (f64::from(r) - want64[i]).abs() > 1e-5 * scale64 {
+                    failures.push(format!("{what}: element {i}: the kernels give {r:e}, float64 {:e}", want64[i]));
+                    break;
+                }
+                if !matches!(ty, QuantType::Q4_0 | QuantType::Q8_0) {
+                    if got[i].to_bits() != jit[i].to_bits() || (got[i] - r).abs() > 4.0 * f32::EPSILON * r.abs() {
+                        failures.push(format!(
+                            "{what}: element {i}: unscheduled {r:e}, scheduled {:e}, JIT {:e}",
+                            got[i], jit[i]
+                        ));
+                        break;
+                    }
+                    worst = worst.max((r - floats[i]).abs() / scale);
+                    continue;
+                }
                 let exact = i >= zs;
                 let same = |a: f32, b: f32| if exact { a.to_bits() == b.to_bits() } else { close(a, b) };
                 if !same(r, want[i]) {

@@ -3,7 +3,7 @@
 //! (`docs/passes.md`).
 //!
 //! What it takes: `y = R.matmul(x, t)` where `t = R.permute_dims(d)` (a 2-D transpose)
-//! and `d = R.call_tir(decode, (w,))` with `decode` a Q4_0 or Q8_0 decode kernel
+//! and `d = R.call_tir(decode, (w,))` with `decode` a Q4_0, Q8_0, Q4_K or Q6_K decode kernel
 //! (recognized by structure: equal to [`crate::quant::decode::kernel`] of its type and
 //! row length, whatever its name), `x` a static `(m, k)` float32 matrix of at most
 //! `max-rows` rows (the decode step of a language model). What it writes:
@@ -41,7 +41,7 @@ use crate::walk;
 relax_pass::declare_pass! {
     /// Registry entry.
     pub INFO: Module "quantize-activations" {
-        summary: "matmuls with a q4_0 / q8_0 weight of a few rows run on activations quantized to 8 bits, with integer dot products (llama.cpp's numerics)",
+        summary: "matmuls with a block-quantized weight and a few activation rows run on activations quantized to 8 bits, with integer dot products (llama.cpp's numerics)",
         new: |options| QuantizeActivations { options },
     }
     /// The options of `quantize-activations`.
@@ -51,6 +51,11 @@ relax_pass::declare_pass! {
             key: "max-rows",
             help: "the most activation rows (a constant count) of a matmul that is rewritten",
             check: is_row_bound, "from 1 to 64",
+        },
+        /// Whether Q4_K and Q6_K weights are taken too.
+        pub k_quants: bool = false {
+            key: "k-quants",
+            help: "also rewrite the matmuls of Q4_K and Q6_K weights",
         },
     }
 }
@@ -81,7 +86,10 @@ struct Site {
 
 impl ModulePass for QuantizeActivations {
     fn run(&self, m: &mut Module, _cx: &mut PassContext) -> PassResult {
-        let decoders = decoders(m);
+        let mut decoders = decoders(m);
+        if !self.options.k_quants {
+            decoders.retain(|_, (ty, _)| matches!(ty, QuantType::Q4_0 | QuantType::Q8_0));
+        }
         if decoders.is_empty() {
             return Ok(false);
         }
@@ -119,7 +127,7 @@ impl ModulePass for QuantizeActivations {
     }
 }
 
-/// The module's Q4_0 / Q8_0 decode kernels: global, type and row length.
+/// The module's decode kernels: global, type and row length.
 fn decoders(m: &Module) -> HashMap<Global, (QuantType, usize)> {
     let mut reference: HashMap<(QuantType, usize), String> = HashMap::new();
     let mut out = HashMap::new();
@@ -127,8 +135,8 @@ fn decoders(m: &Module) -> HashMap<Global, (QuantType, usize)> {
         let Func::Prim(p) = &gd.func else { continue };
         let Some(k) = decoded_row_length(p) else { continue };
         let fp = relax_ir::structural::prim_func(p);
-        for ty in [QuantType::Q4_0, QuantType::Q8_0] {
-            if ty.row_bytes(k).is_none() {
+        for ty in QuantType::ALL {
+            if !q8::supported(ty) || ty.row_bytes(k).is_none() {
                 continue;
             }
             let want =
@@ -388,14 +396,20 @@ mod tests {
 
     #[test]
     fn q4_0_matmuls_share_one_quantization() {
-        let (text, changed) = run(&source(1), &[]);
+        let (plain, _) = run(&source(1), &[]);
+        assert!(
+            plain.contains("yc: R.Tensor((1, 2), dtype=\"float32\") = R.matmul(z, ct"),
+            "Q4_K stays by default:\n{plain}"
+        );
+        let (text, changed) = run(&source(1), &[("k-quants", "true")]);
         assert!(changed);
         for line in [
             "x_q8 = R.call_tir(cls.quantize_q8_64, (x,), out_sinfo=[R.Tensor((1, 64), dtype=\"int8\"), R.Tensor((1, 2), dtype=\"float32\"), R.Tensor((1, 16), dtype=\"int32\")])",
             "ya = R.call_tir(cls.matmul_q8_q4_0_64_r1, (a, x_q8q, x_q8d, x_q8s), out_sinfo=R.Tensor((1, 8), dtype=\"float32\"))",
             "yb = R.call_tir(cls.matmul_q8_q4_0_64_r1, (b, x_q8q, x_q8d, x_q8s)",
-            // Q4_K stays, and a decode that is returned stays.
-            "yc: R.Tensor((1, 2), dtype=\"float32\") = R.matmul(z, ct",
+            // Q4_K too (its own quantization of `z`), and a decode that is returned stays.
+            "z_q8 = R.call_tir(cls.quantize_q8_256, (z,)",
+            "yc = R.call_tir(cls.matmul_q8_q4_k_256_r1, (c, z_q8q, z_q8d, z_q8s)",
             "ad = R.call_tir(cls.dq, (a,)",
         ] {
             assert!(text.contains(line), "missing `{line}` in\n{text}");
@@ -403,7 +417,7 @@ mod tests {
         assert_eq!(text.matches("R.call_tir(cls.quantize_q8_64").count(), 1, "{text}");
         assert!(!text.contains("bd = "), "{text}");
         assert!(!text.contains("at = "), "{text}");
-        let (again, changed) = run(&text, &[]);
+        let (again, changed) = run(&text, &[("k-quants", "true")]);
         assert!(!changed);
         assert_eq!(again, text);
     }

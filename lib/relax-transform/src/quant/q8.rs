@@ -44,9 +44,9 @@ pub const LANES: usize = BLOCK / GROUP;
 
 const UINT16: DataType = DataType::new(TypeCode::UInt, 16);
 
-/// The weight types whose matmuls have a kernel here.
+/// The weight types whose matmuls have a kernel here (all of them).
 pub fn supported(ty: QuantType) -> bool {
-    matches!(ty, QuantType::Q4_0 | QuantType::Q8_0)
+    QuantType::ALL.contains(&ty)
 }
 
 /// The name of the activation quantizer for rows of `k`: `quantize_q8_2048`.
@@ -146,20 +146,12 @@ pub fn matmul_kernel(ty: QuantType, k: usize, rows: usize) -> PrimFunc {
     let lane = te.compute_reduce("lane", vec![me, n, le], Axes::Named(&["r", "j", "l"]), |te, idx| {
         let (b, vb) = te.reduce_axis("b", nb);
         let dv = te.load(dot, &[idx[0], idx[1], vb, idx[2]]);
-        let off = te.const_i(DataType::INT32, if ty == QuantType::Q4_0 { 8 } else { 128 });
         let lanes = te.i64(LANES as i64);
         let g = te.mul(vb, lanes);
         let g = te.add(g, idx[2]);
         let sv = te.load(xs, &[idx[0], g]);
-        let corr = te.mul(sv, off);
-        let sumi = te.sub(dv, corr);
-        let sumi = te.cast(DataType::FLOAT32, sumi);
-        let bb = te.i64(ty.block_bytes() as i64);
-        let blk = te.mul(vb, bb);
-        let dw = f16_at(te, w, idx[1], blk);
         let dx = te.load(xd, &[idx[0], vb]);
-        let scale = te.mul(dw, dx);
-        let v = te.mul(sumi, scale);
+        let v = lane_value(te, ty, w, idx[1], vb, idx[2], dv, sv, dx);
         Reduce { kind: CombinerKind::Sum, sources: vec![v], axes: vec![b] }
     })[0];
     // C[r, j] = Σ_l lane[r, j, l]
@@ -171,35 +163,240 @@ pub fn matmul_kernel(ty: QuantType, k: usize, rows: usize) -> PrimFunc {
     te.build(&[out]).func
 }
 
-/// Element `i` of block `b` of weight row `j` as an unsigned byte: Q4_0's nibble
-/// (`qs[i % 16] >> 4 (i / 16) & 15`, the bytes after the 2-byte scale), Q8_0's byte
-/// `qs[i] ^ 128` (the signed value plus 128).
+/// Element `i` (0 to 31) of the 32-element block `b` of weight row `j` as an unsigned
+/// byte `u`, the weight being `u` minus an offset (times scales, [`lane_value`]):
+/// Q4_0's nibble (`qs[i % 16] >> 4 (i / 16) & 15`, offset 8), Q8_0's byte `qs[i] ^ 128`
+/// (the signed value plus 128), Q4_K's nibble of sub-block `b % 8` of super-block
+/// `b / 8` (`qs[32 (sb / 2) + i] >> 4 (sb % 2) & 15`), Q6_K's six bits (`ql` nibble |
+/// `qh` pair << 4, offset 32), as ggml's `dequantize_row_*` read them.
 fn weight_byte(te: &mut Te, ty: QuantType, w: Tensor, j: PrimExpr, b: PrimExpr, i: PrimExpr) -> PrimExpr {
-    let bb = te.i64(ty.block_bytes() as i64);
-    let blk = te.mul(b, bb);
-    let two = te.i64(2);
-    let base = te.add(blk, two);
+    let c = |te: &mut Te, v: i64| te.i64(v);
     match ty {
         QuantType::Q4_0 => {
-            let sixteen = te.i64(16);
+            let bb = c(te, 18);
+            let base = te.mul(b, bb);
+            let sixteen = c(te, 16);
             let l = te.floormod(i, sixteen);
-            let at = te.add(base, l);
+            let two = c(te, 2);
+            let at = te.add(base, two);
+            let at = te.add(at, l);
             let byte = te.load(w, &[j, at]);
             let hi = te.floordiv(i, sixteen);
-            let four = te.i64(4);
-            let sh = te.mul(hi, four);
-            let sh = te.cast(DataType::UINT8, sh);
-            let v = te.call(Intrinsic::ShiftRight, &[byte, sh]);
-            let mask = te.const_i(DataType::UINT8, 15);
-            te.call(Intrinsic::BitwiseAnd, &[v, mask])
+            nibble(te, byte, hi)
         }
-        _ => {
-            let at = te.add(base, i);
+        QuantType::Q8_0 => {
+            let bb = c(te, 34);
+            let base = te.mul(b, bb);
+            let two = c(te, 2);
+            let at = te.add(base, two);
+            let at = te.add(at, i);
             let byte = te.load(w, &[j, at]);
             let c128 = te.const_i(DataType::UINT8, 128);
             te.call(Intrinsic::BitwiseXor, &[byte, c128])
         }
+        QuantType::Q4K => {
+            let (base, sb) = super_block(te, b, 144);
+            let two = c(te, 2);
+            let chunk = te.floordiv(sb, two);
+            let hi = te.floormod(sb, two);
+            let c32 = c(te, 32);
+            let off = te.mul(chunk, c32);
+            let sixteen = c(te, 16);
+            let at = te.add(base, sixteen);
+            let at = te.add(at, off);
+            let at = te.add(at, i);
+            let byte = te.load(w, &[j, at]);
+            nibble(te, byte, hi)
+        }
+        QuantType::Q6K => {
+            // Element e = 32 sb + i of the super-block: half h = sb / 4, quarter
+            // q = sb % 4; low four bits from ql[64h + 32 (q % 2) + i] (nibble q / 2),
+            // high two from qh[128 + 32h + i] >> 2q.
+            let (base, sb) = super_block(te, b, 210);
+            let four = c(te, 4);
+            let h = te.floordiv(sb, four);
+            let q = te.floormod(sb, four);
+            let two = c(te, 2);
+            let c64 = c(te, 64);
+            let c32 = c(te, 32);
+            let qm = te.floormod(q, two);
+            let qm = te.mul(qm, c32);
+            let off = te.mul(h, c64);
+            let off = te.add(off, qm);
+            let at = te.add(base, off);
+            let at = te.add(at, i);
+            let lo = te.load(w, &[j, at]);
+            let qd = te.floordiv(q, two);
+            let lo = nibble(te, lo, qd);
+            let c128 = c(te, 128);
+            let off = te.mul(h, c32);
+            let off = te.add(c128, off);
+            let at = te.add(base, off);
+            let at = te.add(at, i);
+            let hb = te.load(w, &[j, at]);
+            let sh = te.mul(q, two);
+            let sh = te.cast(DataType::UINT8, sh);
+            let hv = te.call(Intrinsic::ShiftRight, &[hb, sh]);
+            let three = te.const_i(DataType::UINT8, 3);
+            let hv = te.call(Intrinsic::BitwiseAnd, &[hv, three]);
+            let four = te.const_i(DataType::UINT8, 4);
+            let hv = te.call(Intrinsic::ShiftLeft, &[hv, four]);
+            te.call(Intrinsic::BitwiseOr, &[lo, hv])
+        }
     }
+}
+
+/// The byte offset of the super-block of 32-element block `b` (`b / 8`, of `bytes`
+/// bytes) and the sub-block `b % 8`.
+fn super_block(te: &mut Te, b: PrimExpr, bytes: i64) -> (PrimExpr, PrimExpr) {
+    let eight = te.i64(8);
+    let sup = te.floordiv(b, eight);
+    let sb = te.floormod(b, eight);
+    let bb = te.i64(bytes);
+    (te.mul(sup, bb), sb)
+}
+
+/// `byte >> 4 hi & 15` (`hi` an `int64` index, 0 or 1).
+fn nibble(te: &mut Te, byte: PrimExpr, hi: PrimExpr) -> PrimExpr {
+    let four = te.i64(4);
+    let sh = te.mul(hi, four);
+    let sh = te.cast(DataType::UINT8, sh);
+    let v = te.call(Intrinsic::ShiftRight, &[byte, sh]);
+    let mask = te.const_i(DataType::UINT8, 15);
+    te.call(Intrinsic::BitwiseAnd, &[v, mask])
+}
+
+/// The value lane `l` of block `b` adds to its sum: from the lane's integer dot
+/// product `dot` of unsigned weight bytes ([`weight_byte`]), the sum `s` of its 4
+/// activations and the block's activation scale `dx`:
+///
+/// * Q4_0, Q8_0: `float(dot - off · s) · (d · dx)`, `off` 8 or 128, `d` the block's;
+/// * Q4_K: `float(dot) · ((d · sc) · dx) - float(s) · ((dmin · m) · dx)`, `sc` and `m`
+///   the sub-block's 6-bit scale and min (ggml's `get_scale_min_k4`);
+/// * Q6_K: `float(dot - 32 · s) · ((d · sc) · dx)`, `sc` the signed scale of the lane's
+///   16-element sub-block.
+#[allow(clippy::too_many_arguments, reason = "the pieces of one formula")]
+fn lane_value(
+    te: &mut Te,
+    ty: QuantType,
+    w: Tensor,
+    j: PrimExpr,
+    b: PrimExpr,
+    l: PrimExpr,
+    dot: PrimExpr,
+    s: PrimExpr,
+    dx: PrimExpr,
+) -> PrimExpr {
+    let i32c = |te: &mut Te, v: i64| te.const_i(DataType::INT32, v);
+    match ty {
+        QuantType::Q4_0 | QuantType::Q8_0 => {
+            let off = i32c(te, if ty == QuantType::Q4_0 { 8 } else { 128 });
+            let corr = te.mul(s, off);
+            let sumi = te.sub(dot, corr);
+            let sumi = te.cast(DataType::FLOAT32, sumi);
+            let bb = te.i64(ty.block_bytes() as i64);
+            let blk = te.mul(b, bb);
+            let dw = f16_at(te, w, j, blk);
+            let scale = te.mul(dw, dx);
+            te.mul(sumi, scale)
+        }
+        QuantType::Q4K => {
+            let (base, sb) = super_block(te, b, 144);
+            let (sc, m) = scale_min_k4(te, w, j, base, sb);
+            let d = f16_at(te, w, j, base);
+            let two = te.i64(2);
+            let at = te.add(base, two);
+            let dmin = f16_at(te, w, j, at);
+            let sc = te.cast(DataType::FLOAT32, sc);
+            let m = te.cast(DataType::FLOAT32, m);
+            let a = te.mul(d, sc);
+            let a = te.mul(a, dx);
+            let mm = te.mul(dmin, m);
+            let mm = te.mul(mm, dx);
+            let p = te.cast(DataType::FLOAT32, dot);
+            let p = te.mul(p, a);
+            let sf = te.cast(DataType::FLOAT32, s);
+            let q = te.mul(sf, mm);
+            te.sub(p, q)
+        }
+        QuantType::Q6K => {
+            let (base, sb) = super_block(te, b, 210);
+            // scales[2 sb + l / 4] at byte 192, d at 208.
+            let two = te.i64(2);
+            let four = te.i64(4);
+            let at = te.mul(sb, two);
+            let lq = te.floordiv(l, four);
+            let at = te.add(at, lq);
+            let c192 = te.i64(192);
+            let at = te.add(at, c192);
+            let at = te.add(base, at);
+            let byte = te.load(w, &[j, at]);
+            let sc = te.call_typed(DataType::INT8, Intrinsic::Reinterpret, &[byte]);
+            let sc = te.cast(DataType::FLOAT32, sc);
+            let c208 = te.i64(208);
+            let at = te.add(base, c208);
+            let d = f16_at(te, w, j, at);
+            let off = i32c(te, 32);
+            let corr = te.mul(s, off);
+            let sumi = te.sub(dot, corr);
+            let sumi = te.cast(DataType::FLOAT32, sumi);
+            let a = te.mul(d, sc);
+            let a = te.mul(a, dx);
+            te.mul(sumi, a)
+        }
+    }
+}
+
+/// Q4_K's scale and min of sub-block `sb` (0 to 7) of the super-block at byte `base`,
+/// as `int32` (ggml's `get_scale_min_k4`; both arms of each choice read in-bounds bytes,
+/// as in [`super::decode`]).
+fn scale_min_k4(te: &mut Te, w: Tensor, j: PrimExpr, base: PrimExpr, sb: PrimExpr) -> (PrimExpr, PrimExpr) {
+    let byte = |te: &mut Te, idx: PrimExpr| {
+        let four = te.i64(4);
+        let at = te.add(base, four);
+        let at = te.add(at, idx);
+        let v = te.load(w, &[j, at]);
+        te.cast(DataType::INT32, v)
+    };
+    let i32c = |te: &mut Te, v: i64| te.const_i(DataType::INT32, v);
+    let four = te.i64(4);
+    let eight = te.i64(8);
+    let sb4 = te.add(sb, four);
+    let sb4m8 = te.floormod(sb4, eight);
+    let first = te.bin(BinOp::Lt, sb, four);
+    let and = |te: &mut Te, a: PrimExpr, m: i64| {
+        let m = i32c(te, m);
+        te.call(Intrinsic::BitwiseAnd, &[a, m])
+    };
+    let shr = |te: &mut Te, a: PrimExpr, v: i64| {
+        let v = i32c(te, v);
+        te.call(Intrinsic::ShiftRight, &[a, v])
+    };
+    let shl = |te: &mut Te, a: PrimExpr, v: i64| {
+        let v = i32c(te, v);
+        te.call(Intrinsic::ShiftLeft, &[a, v])
+    };
+    // sc: sb < 4: s[sb] & 63; else (s[sb + 4] & 15) | ((s[sb - 4] >> 6) << 4).
+    let a = byte(te, sb);
+    let sc_lo = and(te, a, 63);
+    let a = byte(te, sb4);
+    let a = and(te, a, 15);
+    let bb = byte(te, sb4m8);
+    let bb = shr(te, bb, 6);
+    let bb = shl(te, bb, 4);
+    let sc_hi = te.call(Intrinsic::BitwiseOr, &[a, bb]);
+    let sc = te.if_then_else(first, sc_lo, sc_hi);
+    // m: sb < 4: s[sb + 4] & 63; else (s[sb + 4] >> 4) | ((s[sb] >> 6) << 4).
+    let a = byte(te, sb4);
+    let m_lo = and(te, a, 63);
+    let a = byte(te, sb4);
+    let a = shr(te, a, 4);
+    let bb = byte(te, sb);
+    let bb = shr(te, bb, 6);
+    let bb = shl(te, bb, 4);
+    let m_hi = te.call(Intrinsic::BitwiseOr, &[a, bb]);
+    let m = te.if_then_else(first, m_lo, m_hi);
+    (sc, m)
 }
 
 /// The half float at byte `at` of row `j` (little-endian), as `float32`.

@@ -44,6 +44,7 @@ use relax_ir::{
     TypeCode,
 };
 
+use super::dequant_matmul::hoist::hoist;
 use super::inline::{loads_of, mentions, replace_loads, single_store};
 use super::matmul::{Epilogue, epilogue};
 use super::nest::{Loop, Nest, block, scope_block, wrap};
@@ -54,7 +55,6 @@ pub const MAX_ROWS: i64 = 16;
 pub const MAX_INNER: i64 = 16;
 /// The most lanes.
 pub const MAX_LANES: i64 = 64;
-
 /// A reduction nest: `out[spatial] = out[spatial] + term`, from `init`.
 struct Reduction {
     nest: Nest,
@@ -339,11 +339,17 @@ fn build(f: &mut PrimFunc, plan: &Plan) -> Stmt {
     let eterm = subst(f, &evars, &eat, plan.lane.term);
     let pl = f.pool.raw(PrimExprData::Load { dtype: it, buffer: p, indices: vec![lv] });
     let eterm = replace_loads(&mut f.pool, eterm, plan.dot.out, &mut |_, _| pl);
+    // The block's scales, computed once for the lanes (a conditional inside the lanes
+    // loop would be a branch per lane).
+    let hoisted = hoist(f, eterm, &[ll.var], &format!("{}_scale", plan.lane.name));
     let cur = f.pool.raw(PrimExprData::Load { dtype: et, buffer: e, indices: vec![rv, lv] });
-    let upd = bin(&mut f.pool, BinOp::Add, cur, eterm);
+    let upd = bin(&mut f.pool, BinOp::Add, cur, hoisted.expr);
     let e1 = f.stmts.push(StmtData::Store { buffer: e, indices: vec![rv, lv], value: upd });
     let e1 = wrap(f, &[ll], e1);
-    let body = f.stmts.push(StmtData::Seq(vec![p0, p1, e1]));
+    let mut seq = vec![p0, p1];
+    seq.extend(hoisted.stores.iter().copied());
+    seq.push(e1);
+    let body = f.stmts.push(StmtData::Seq(seq));
     let body = wrap(f, &rl, body);
     let s_red = wrap(f, &[bl], body);
 
@@ -372,7 +378,9 @@ fn build(f: &mut PrimFunc, plan: &Plan) -> Stmt {
     let s_out = wrap(f, &rl, seq);
 
     let body = f.stmts.push(StmtData::Seq(vec![s_init, s_red, s_out]));
-    let blk = scope_block(f, format!("{}_dot", plan.sum.name), vec![p, e, s], body);
+    let mut allocs = vec![p, e, s];
+    allocs.extend(hoisted.buffers);
+    let blk = scope_block(f, format!("{}_dot", plan.sum.name), allocs, body);
     wrap(f, &[jl], blk)
 }
 
