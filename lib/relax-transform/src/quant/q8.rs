@@ -7,7 +7,9 @@
 //!   s: (m, k / 4) int32)`: ggml's `quantize_row_q8_0` as its x86 SIMD code computes
 //!   it: per block of 32, `amax = max |x|`, `q = round_half_even(x · (127 / amax))` (0
 //!   when `amax` is 0), the scale `d = amax / 127` rounded to float16 as ggml stores it,
-//!   and `s`, the sum of each group of 4 consecutive `q`.
+//!   and `s`, the sum of each group of 4 consecutive `q`. It is marked scheduled
+//!   (`tirx.is_scheduled`): its loops stay serial, since it quantizes a few rows and a
+//!   parallel loop's launch would cost more than the work.
 //! * `matmul_q8_<type>_<k>_r<m>(w: (n, row_bytes) uint8, q, d, s) -> (m, n) float32` for
 //!   Q4_0 and Q8_0 weights, in three stages:
 //!   1. `dot[r, j, b, l]`: the `int32` dot product of group `l` (4 elements) of block
@@ -107,7 +109,11 @@ pub fn quantize_kernel(k: usize) -> PrimFunc {
         let v = te.cast(DataType::INT32, v);
         Reduce { kind: CombinerKind::Sum, sources: vec![v], axes: vec![i] }
     })[0];
-    te.build(&[q, d, s]).func
+    let mut f = te.build(&[q, d, s]).func;
+    // One pass over `m · k` floats, `m` a few rows: serial loops (which LLVM vectorizes)
+    // cost less than the launches of parallel ones, so `schedule-cpu` leaves it as it is.
+    f.attrs.set(crate::schedule_cpu::SCHEDULED_ATTR, relax_ir::AttrValue::Bool(true));
+    f
 }
 
 /// The matmul of `rows` quantized activation rows of `k` elements with a weight of
