@@ -10,20 +10,24 @@
 //!   and `s`, the sum of each group of 4 consecutive `q`. It is marked scheduled
 //!   (`tirx.is_scheduled`): its loops stay serial, since it quantizes a few rows and a
 //!   parallel loop's launch would cost more than the work.
-//! * `matmul_q8_<type>_<k>_r<m>(w: (n, row_bytes) uint8, q, d, s) -> (m, n) float32` for
-//!   Q4_0 and Q8_0 weights, in three stages:
+//! * `matmul_q8_<type>_<k>_r<m>(w: (n, row_bytes) uint8, q, d, s) -> (m, n) float32`, in
+//!   three stages over the 32-element blocks `b` of a row:
 //!   1. `dot[r, j, b, l]`: the `int32` dot product of group `l` (4 elements) of block
 //!      `b`, unsigned weight bytes (Q4_0's nibbles `0..15`, Q8_0's bytes offset by 128:
-//!      `byte ^ 128`) times the signed activations: `uint8 × int8`, x86's `vpdpbusd`;
-//!   2. `lane[r, j, l] = Σ_b float(dot - off · s[r, 4b + l]) · (d_w[j, b] · d[r, b])`,
-//!      in block order: `off` (8 for Q4_0, 128 for Q8_0) times the group's sum of `q`
-//!      takes the offset back out, so the integer is exactly ggml's `Σ (w - off) · q`
-//!      over the group;
+//!      `byte ^ 128`, Q4_K's nibbles, Q6_K's six bits) times the signed activations:
+//!      `uint8 × int8`, x86's `vpdpbusd`;
+//!   2. `lane[r, j, l] = Σ_b v(b, l)`, in block order, with ([`lane_value`]) for Q4_0
+//!      and Q8_0 `v = float(dot - off · s[r, 8b + l]) · (d_w[j, b] · d[r, b])`: `off` (8,
+//!      128) times the group's sum of `q` takes the offset back out, so the integer is
+//!      exactly ggml's `Σ (w - off) · q` over the group; Q6_K likewise (offset 32, the
+//!      sub-block's signed scale); Q4_K `float(dot) · (d · sc · d_x) - float(s) · (dmin
+//!      · m · d_x)`;
 //!   3. `C[r, j] = Σ_l lane[r, j, l]`, in lane order.
 //!
-//!   These are the numbers of llama.cpp's AVX2 loop (8 lanes of 4 products per block,
-//!   scaled per block into 8 float partial sums, summed at the end), up to its fused
-//!   multiply-adds and the order of its final sum. `schedule-cpu` computes the three
+//!   For Q4_0 and Q8_0 these are the numbers of llama.cpp's AVX2 loop (8 lanes of 4
+//!   products per block, scaled per block into 8 float partial sums, summed at the end),
+//!   up to its fused multiply-adds and the order of its final sum; for the K-quants,
+//!   where llama.cpp rounds the activations per 256 (`Q8_K`), they round per 32. `schedule-cpu` computes the three
 //!   stages together (`schedule_cpu::int_dot`) in the same order, so the interpreter's
 //!   numbers are the JIT's.
 //!
