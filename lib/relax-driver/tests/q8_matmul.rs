@@ -14,7 +14,8 @@
 //!   lanes of 4 products (written from ggml, not from the kernels) gives the
 //!   interpreter's bits on the unscheduled kernels (a few ulps where `silu` follows);
 //! * the scheduled TIR gives those numbers in the interpreter, and the same bits in
-//!   the JIT;
+//!   the JIT, with VNNI (`vpdpbusd`) and without (`--mattr=-avxvnni,-avx512vnni`: the
+//!   code generator's generic vectors);
 //! * the result is within the documented tolerance of the float32 matmul.
 
 #![cfg(feature = "llvm")]
@@ -220,6 +221,10 @@ fn q8_matmul_gives_llama_cpp_numbers_in_both_engines() {
             let got_ref = call(&reference, None, &args);
             let got = call(&sched, None, &args);
             let jit = relax_runtime::jit::compile(&sched, &opts, |jk| call(&sched, Some(jk), &args)).expect("compiles");
+            // Without VNNI the dot-product loops take the code generator's generic vectors.
+            let plain = relax_codegen::llvm::Options { features: Some("-avxvnni,-avx512vnni".into()), ..opts.clone() };
+            let jit_plain =
+                relax_runtime::jit::compile(&sched, &plain, |jk| call(&sched, Some(jk), &args)).expect("compiles");
             let floats = call(&float_ref, None, &args);
             let scale = floats.iter().fold(0f32, |m, v| m.max(v.abs()));
             let mut worst = 0f32;
@@ -235,7 +240,10 @@ fn q8_matmul_gives_llama_cpp_numbers_in_both_engines() {
                     break;
                 }
                 if !matches!(ty, QuantType::Q4_0 | QuantType::Q8_0) {
-                    if got[i].to_bits() != jit[i].to_bits() || (got[i] - r).abs() > 4.0 * f32::EPSILON * r.abs() {
+                    if got[i].to_bits() != jit[i].to_bits()
+                        || got[i].to_bits() != jit_plain[i].to_bits()
+                        || (got[i] - r).abs() > 4.0 * f32::EPSILON * r.abs()
+                    {
                         failures.push(format!(
                             "{what}: element {i}: unscheduled {r:e}, scheduled {:e}, JIT {:e}",
                             got[i], jit[i]
@@ -252,7 +260,10 @@ fn q8_matmul_gives_llama_cpp_numbers_in_both_engines() {
                         .push(format!("{what}: element {i}: the kernels give {r:e}, llama.cpp's loop {:e}", want[i]));
                     break;
                 }
-                if !same(got[i], r) || jit[i].to_bits() != got[i].to_bits() {
+                if !same(got[i], r)
+                    || jit[i].to_bits() != got[i].to_bits()
+                    || jit_plain[i].to_bits() != got[i].to_bits()
+                {
                     failures.push(format!(
                         "{what}: element {i}: unscheduled {r:e}, scheduled {:e}, JIT {:e}",
                         got[i], jit[i]
