@@ -30,11 +30,14 @@ pub fn lower_tir(m: &mut Module) -> Result<(), Vec<Diagnostic>> {
 pub const DEFAULT_PIPELINE: &[&str] =
     &["legalize-ops", "annotate-tir-op-pattern", "fold-constant", "fuse-ops", "fuse-tir", "schedule-cpu"];
 
-/// The pipeline of an imported GGUF model (`docs/llm.md`): the default pipeline with
+/// The pipeline of an imported GGUF model (`docs/llm.md`): the matmuls of the decode
+/// step with a Q4_0 or Q8_0 weight on activations quantized to 8 bits
+/// (`quantize-activations`, llama.cpp's numerics), then the default pipeline with
 /// each quantized weight's decode (and each weight's transpose) fused into the matmul
 /// that reads it, then memory planning sized by the actual prompt (not the context's
 /// upper bound), and every value ended after its last use.
 pub const LLM_PIPELINE: &[&str] = &[
+    "quantize-activations",
     "legalize-ops",
     "annotate-tir-op-pattern",
     "fold-constant",

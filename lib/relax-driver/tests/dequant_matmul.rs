@@ -6,7 +6,10 @@
 //! a constant and as a symbolic row count. After the LLM pipeline
 //! (`relax_driver::pipeline::run_llm_pipeline`):
 //!
-//! * the fused kernel has the rule's schedule (a `_gemv` or `_panel` block);
+//! * the fused kernel has the rule's schedule (a `_gemv` or `_panel` block; Q4_0 and
+//!   Q8_0 at up to 4 constant rows take `quantize-activations`' integer dot products,
+//!   a `_dot` block, and their reference is the module after that pass: 8-bit
+//!   activations, `tests/q8_matmul.rs`);
 //! * the scheduled TIR in the interpreter, which checks every buffer access, gives the
 //!   unscheduled module's numbers up to the rounding of a reassociated sum;
 //! * the JIT gives the scheduled TIR's bits in the interpreter.
@@ -159,6 +162,16 @@ fn compare(what: &str, w: Weight, reference: &Module, sched: &Module, rows: usiz
     None
 }
 
+/// Runs `quantize-activations` on `m`.
+fn quantize_activations(m: &mut Module) {
+    let Ok(relax_pass::PassKind::Module(p)) =
+        relax_transform::quantize_activations::INFO.create(&relax_pass::PassOptions::default())
+    else {
+        panic!("a module pass")
+    };
+    p.run(m, &mut relax_pass::PassContext::default()).expect("quantize-activations runs");
+}
+
 #[test]
 fn fused_dequant_matmul_matches_the_interpreter() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -175,13 +188,24 @@ fn fused_dequant_matmul_matches_the_interpreter() {
             for (rows_text, counts) in cases {
                 let what = format!("{w:?}, rows {rows_text}, vector-bits={bits}");
                 let source = module(w, &rows_text);
+                let q8 = matches!(w, Weight::Quant(QuantType::Q4_0 | QuantType::Q8_0))
+                    && rows_text.parse::<usize>().is_ok_and(|r| r <= 4);
                 let mut reference = source.clone();
+                if q8 {
+                    quantize_activations(&mut reference);
+                }
                 relax_driver::pipeline::lower_tir(&mut reference).expect("lowers");
                 let mut sched = source;
                 relax_driver::pipeline::run_llm_pipeline(&mut sched, bits).expect("the LLM pipeline");
                 let text = relax_ir::printer::print_module(&sched);
                 let gemv = rows_text.parse::<usize>().is_ok_and(|r| r <= 4);
-                let rule = if gemv { "_gemv\")" } else { "_panel\")" };
+                let rule = if q8 {
+                    "_dot\")"
+                } else if gemv {
+                    "_gemv\")"
+                } else {
+                    "_panel\")"
+                };
                 if !text.contains(rule) {
                     failures.push(format!("{what}: no {rule} block in\n{text}"));
                     continue;

@@ -26,6 +26,7 @@ pub mod lower_tir;
 pub mod normalize;
 pub mod plan_memory;
 pub mod quant;
+pub mod quantize_activations;
 pub mod quantize_weights;
 pub mod remove_purity_checking;
 pub mod rewrite_dataflow_reshape;
@@ -58,6 +59,7 @@ pub const PASSES: &[PassInfo] = &[
     schedule_gpu::INFO,
     lower_tir::INFO,
     quantize_weights::INFO,
+    quantize_activations::INFO,
 ];
 
 /// Registers every pass of this crate ([`PASSES`]) and its named pipelines.

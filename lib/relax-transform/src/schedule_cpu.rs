@@ -9,7 +9,10 @@
 //! 2. matmuls whose weight is computed in the kernel (a decode, an `astype`, a
 //!    transpose: [`dequant_matmul`]) as a GEMV or a panel GEMM, the weight never
 //!    materialized;
-//! 3. for each remaining loop nest, the first rule that applies:
+//! 3. matmuls over blocks of integer dot products (the kernels of
+//!    `quantize-activations`: [`int_dot`]) as one nest, the dot products computed per
+//!    block in registers;
+//! 4. for each remaining loop nest, the first rule that applies:
 //!    * matmul-class reductions ([`matmul`]): cache and register tiling, the fused
 //!      epilogue computed from the accumulator tile;
 //!    * reductions whose spatial loops come first ([`rules::reduction`]): fused parallel
@@ -28,6 +31,7 @@
 
 mod dequant_matmul;
 mod inline;
+mod int_dot;
 mod matmul;
 mod nest;
 mod rules;
@@ -133,6 +137,7 @@ fn schedule(f: &mut PrimFunc, vector_bits: i64) {
     if in_root {
         inline::inline_all(f, &mut stmts, &mut allocs);
         dequant_matmul::schedule_all(f, &mut stmts, &mut allocs, vector_bits);
+        int_dot::schedule_all(f, &mut stmts, &mut allocs);
     }
     let mut i = 0;
     while i < stmts.len() {

@@ -16,6 +16,7 @@
 
 pub mod cpus;
 mod device;
+mod dot;
 mod expr;
 mod ffi;
 mod fill;

@@ -60,7 +60,9 @@ impl<'ctx> Fx<'_, '_, 'ctx> {
                     if let (Some(lo), Some(n)) = (lo, n)
                         && (0..=limit).contains(&n)
                     {
-                        if kind == ForKind::Vectorized && self.vector_loop(var, lo, n as u32, body)? {
+                        if kind == ForKind::Vectorized
+                            && (self.dot_loop(var, lo, n as u32, body)? || self.vector_loop(var, lo, n as u32, body)?)
+                        {
                             return Ok(());
                         }
                         let dt = f.pool.vars[var].dtype;

@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod layout;
+pub mod q8;
 pub mod rule;
 
 pub use decode::{kernel, kernel_name};

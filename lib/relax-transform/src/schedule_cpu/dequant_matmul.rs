@@ -28,7 +28,7 @@
 
 mod gemm;
 mod gemv;
-mod hoist;
+pub(super) mod hoist;
 mod ksplit;
 
 use std::collections::HashMap;
@@ -328,7 +328,7 @@ fn lpc(f: &mut PrimFunc, name: &str, extent: i64, kind: ForKind) -> (Loop, PrimE
 }
 
 /// A new local buffer of constant shape.
-fn local(f: &mut PrimFunc, name: &str, dt: DataType, shape: &[i64]) -> Buffer {
+pub(super) fn local(f: &mut PrimFunc, name: &str, dt: DataType, shape: &[i64]) -> Buffer {
     let data = f.pool.new_var(name, DataType::HANDLE);
     f.pool.vars[data].pointer = Some((dt, "local".to_string()));
     let dims = shape.iter().map(|&d| f.pool.i64(d)).collect();

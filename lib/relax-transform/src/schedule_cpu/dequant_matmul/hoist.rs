@@ -12,7 +12,7 @@ use relax_ir::{Buffer, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar}
 use super::local;
 
 /// The hoisted part of an expression.
-pub struct Hoisted {
+pub(in crate::schedule_cpu) struct Hoisted {
     /// The stores that compute the invariants, to run before the lanes loop.
     pub stores: Vec<Stmt>,
     /// Their local buffers (one element each).
@@ -23,7 +23,7 @@ pub struct Hoisted {
 
 /// Moves the maximal subexpressions of `e` that mention none of `vars` and read memory
 /// (a load or a call) into local scalars named after `name`.
-pub fn hoist(f: &mut PrimFunc, e: PrimExpr, vars: &[SymVar], name: &str) -> Hoisted {
+pub(in crate::schedule_cpu) fn hoist(f: &mut PrimFunc, e: PrimExpr, vars: &[SymVar], name: &str) -> Hoisted {
     let mut h = Hoisted { stores: Vec::new(), buffers: Vec::new(), expr: e };
     let mut memo = HashMap::new();
     h.expr = go(f, e, vars, name, &mut h, &mut memo);
