@@ -353,8 +353,23 @@ pub fn broadcast2(
 
 fn binary_op(k: &KernelArgs<'_>) -> RunResult<Value> {
     let name = k.op;
-    let a = k.tensor(0)?;
-    let b = k.tensor(1)?;
+    // A `R.prim_value` operand (`b * 2.0` in TVMScript) is a 0-d tensor, as TVM's
+    // legalization takes it.
+    let prim = |i: usize| match k.args.get(i) {
+        Some(Value::Prim(s)) => Some(Tensor::from_scalars(&[], s.dtype(), [*s])),
+        _ => None,
+    };
+    let (pa, pb) = (prim(0), prim(1));
+    let a = match &pa {
+        Some(t) => t,
+        None => k.tensor(0)?,
+    };
+    let b = match &pb {
+        Some(t) => t,
+        None => k.tensor(1)?,
+    };
+    // The result's dtype is the tensor operand's when the other is a prim value.
+    let a_dtype = if pa.is_some() && pb.is_none() { b.dtype } else { a.dtype };
     let compare = matches!(
         name,
         ops::EQUAL
@@ -366,7 +381,7 @@ fn binary_op(k: &KernelArgs<'_>) -> RunResult<Value> {
             | ops::LOGICAL_AND
             | ops::LOGICAL_OR
     );
-    let out = if compare { DataType::BOOL } else { a.dtype };
+    let out = if compare { DataType::BOOL } else { a_dtype };
     Ok(Value::Tensor(broadcast2(a, b, out, |x, y| binary_rule(name, x, y))?))
 }
 

@@ -130,6 +130,13 @@ impl<'a> Cx<'a> {
     /// of the PrimFunc; `None` for anything else.
     pub fn scalar_const(&mut self, i: usize) -> Option<PrimExpr> {
         let e = self.arg(i)?;
+        // A `R.prim_value` of a literal (`b * 2.0` in TVMScript): TVM's
+        // `_try_convert_to_scalar_const` takes its value.
+        if let ExprData::Prim(p) = self.f.exprs[e] {
+            let mut vars = Vec::new();
+            self.f.pool.collect_vars(p, &mut vars);
+            return vars.is_empty().then(|| self.import(p));
+        }
         let ExprData::Const(c) = self.f.exprs[e] else { return None };
         let cd = self.m.constants.get(c)?;
         if cd.shape.as_deref() != Some(&[]) {

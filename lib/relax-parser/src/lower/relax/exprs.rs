@@ -230,9 +230,26 @@ fn operator_sugar(fx: &mut FuncCx<'_, '_>, e: &ast::Expr) -> LResult<Expr> {
     };
     let mut args = Vec::with_capacity(operands.len());
     for o in operands {
+        // TVM's operators on Relax values take no Python numbers (`b * 2.0`).
+        if let Some(text) = python_number(o) {
+            return Err(fx.d().error(
+                o.span,
+                format!("Please convert {text} with `const` first: write `R.const({text}, \"DTYPE\")` (TVM rejects a Python number beside a Relax value)"),
+            ));
+        }
         args.push(leaf(fx, o)?);
     }
     calls::op_call(fx, relax_ir::op::OpRef::Known(op), args, relax_ir::Attrs::new(), Vec::new(), e.span)
+}
+
+/// The literal of a Python number operand (`2`, `2.0`, `-1`), if it is one.
+fn python_number(e: &ast::Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(v.to_string()),
+        ExprKind::Float(v) => Some(format!("{v:?}")),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => python_number(operand).map(|t| format!("-{t}")),
+        _ => None,
+    }
 }
 
 /// `metadata["key"][i]`: the constant it names, created on first reference.
