@@ -29,6 +29,16 @@ pub(crate) fn clap_exit(e: &clap::Error, io: &mut Io<'_>) -> i32 {
     }
 }
 
+/// The first argument that is not UTF-8, as an error naming it (clap's own message does
+/// not say which); the tools take text paths and values.
+pub(crate) fn non_utf8_arg(tool: &str, args: &[std::ffi::OsString]) -> Option<String> {
+    let (i, a) = args.iter().enumerate().skip(1).find(|(_, a)| a.to_str().is_none())?;
+    Some(format!(
+        "{tool}: error: argument {i} (`{}`) is not valid UTF-8: file names and values must be UTF-8\n",
+        a.to_string_lossy()
+    ))
+}
+
 /// The value of `--color`: `never` or `auto` is false, `always` true.
 pub(crate) fn parse_color(when: &str) -> Result<bool, String> {
     match when {

@@ -89,6 +89,10 @@ pub fn opt_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         cmd = cmd.arg(pass_flag(p.name, p.summary.to_string()));
         pass_ids.push(p.name);
     }
+    if let Some(msg) = crate::cli::non_utf8_arg("relax-opt", &args) {
+        let _ = io.stderr.write_all(msg.as_bytes());
+        return 1;
+    }
     let matches = match cmd.try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => return crate::cli::clap_exit(&e, io),

@@ -120,6 +120,10 @@ fn fail(io: &mut Io<'_>, msg: impl std::fmt::Display) -> i32 {
 
 /// Runs `relax-run`.
 pub fn run_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    if let Some(msg) = crate::cli::non_utf8_arg("relax-run", &args) {
+        let _ = io.stderr.write_all(msg.as_bytes());
+        return 1;
+    }
     let matches = match RunCli::command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => return crate::cli::clap_exit(&e, io),

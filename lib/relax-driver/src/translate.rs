@@ -97,6 +97,10 @@ fn fail(io: &mut Io<'_>, msg: impl std::fmt::Display) -> i32 {
 
 /// Runs `relax-translate`.
 pub fn translate_main(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    if let Some(msg) = crate::cli::non_utf8_arg("relax-translate", &args) {
+        let _ = io.stderr.write_all(msg.as_bytes());
+        return 1;
+    }
     let cli = match TranslateCli::command().try_get_matches_from(args) {
         Ok(m) => match TranslateCli::from_arg_matches(&m) {
             Ok(c) => c,

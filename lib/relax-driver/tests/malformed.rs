@@ -315,3 +315,27 @@ fn large_inputs_stay_linear() {
         assert!(ratio < 10.0, "{what}: {n} took {large:?}, {} took {small:?}: {ratio:.1}x for 4x the input", n / 4);
     }
 }
+
+/// An argument that is not UTF-8 (a file name, a flag's value) is an error naming it, exit
+/// status 1, on every tool.
+#[test]
+#[cfg(unix)]
+fn non_utf8_arguments_are_named() {
+    use std::os::unix::ffi::OsStringExt;
+    let bad = std::ffi::OsString::from_vec(b"/tmp/\xff.rlx".to_vec());
+    type Main = fn(Vec<std::ffi::OsString>, &mut relax_driver::Io<'_>) -> i32;
+    let tools: [(&str, Main); 3] = [
+        ("relax-opt", relax_driver::opt_main),
+        ("relax-run", relax_driver::run_main),
+        ("relax-translate", relax_driver::translate_main),
+    ];
+    for (tool, main) in tools {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut stdin = std::io::empty();
+        let mut io = relax_driver::Io { stdin: &mut stdin, stdout: &mut out, stderr: &mut err };
+        let code = main(vec![tool.into(), bad.clone()], &mut io);
+        let err = String::from_utf8_lossy(&err);
+        assert_eq!(code, 1, "{tool}: {err}");
+        assert!(err.contains("argument 1 (`/tmp/\u{fffd}.rlx`) is not valid UTF-8"), "{tool}: {err}");
+    }
+}
