@@ -33,7 +33,7 @@ mod ksplit;
 
 use std::collections::HashMap;
 
-use relax_ir::{BinOp, Buffer, DataType, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
+use relax_ir::{BinOp, Buffer, DataType, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
 
 use relax_ir::ForKind;
 use relax_ir::tir::BufferData;
@@ -41,7 +41,7 @@ use relax_ir::tir::BufferData;
 use super::inline::{loads_of, mentions, replace_loads, single_store, writes};
 pub(super) use super::matmul::Epilogue;
 use super::matmul::epilogue;
-use super::nest::{Loop, Nest, block, spatial_nest};
+use super::nest::{Loop, spatial_nest, sum_nest};
 
 /// The most rows (constant) that take the matrix-vector schedule.
 pub const MAX_GEMV_ROWS: i64 = 4;
@@ -138,41 +138,11 @@ fn recognize(
     at: usize,
     allocs: &[Buffer],
 ) -> Option<(Fused, Producers, Option<Epilogue>)> {
-    let nest = Nest::read(f, stmts[at])?;
-    let map = nest.identity_bindings(f)?;
+    let r = sum_nest(f, stmts[at])?;
+    let (nest, b, c, spatial, init, term) = (r.nest, r.block, r.out, r.spatial, r.init, r.term);
     let nl = nest.loops.len();
-    if nl < 2 || map != (0..nl).collect::<Vec<_>>() {
-        return None;
-    }
-    let b = block(f, nest.block);
-    let kinds: Vec<IterKind> = b.iter_vars.iter().map(|iv| iv.kind).collect();
-    if kinds[..nl - 1].iter().any(|&k| k != IterKind::Spatial) || kinds[nl - 1] != IterKind::Reduce {
-        return None;
-    }
-    if b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
-        return None;
-    }
-    let (c, idx, update) = single_store(f, b.body)?;
-    let (c0, idx0, init) = single_store(f, b.init?)?;
-    let spatial: Vec<SymVar> = b.iter_vars[..nl - 1].iter().map(|iv| iv.var).collect();
-    let plain = |ix: &[PrimExpr]| {
-        ix.len() == spatial.len() && ix.iter().zip(&spatial).all(|(&e, &v)| f.pool.as_var(e) == Some(v))
-    };
     let dt = f.buffer(c).dtype;
-    if c0 != c || !plain(&idx) || !plain(&idx0) || !dt.is_float() || dt.lanes != 1 || dt.bits < 32 {
-        return None;
-    }
-    let term = match f.pool.prim(update) {
-        PrimExprData::Bin(BinOp::Add, a, t) if is_load_at(&f.pool, *a, c, &idx) => *t,
-        PrimExprData::Bin(BinOp::Add, t, a) if is_load_at(&f.pool, *a, c, &idx) => *t,
-        _ => return None,
-    };
-    let reads_c = |e: PrimExpr| {
-        let mut l = Vec::new();
-        loads_of(&f.pool, e, c, &mut l);
-        !l.is_empty()
-    };
-    if reads_c(term) || reads_c(init) {
+    if !dt.is_float() || dt.bits < 32 {
         return None;
     }
     let kext = f.pool.as_int(nest.loops[nl - 1].extent)?;
@@ -185,7 +155,7 @@ fn recognize(
         rows,
         j: spatial[nl - 2],
         n: nest.loops[nl - 2].extent,
-        k: b.iter_vars[nl - 1].var,
+        k: r.k,
         kext,
         init,
         term,
@@ -205,10 +175,6 @@ fn recognize(
         _ => None,
     };
     Some((fused, producers, epi))
-}
-
-fn is_load_at(pool: &Pool, e: PrimExpr, buf: Buffer, idx: &[PrimExpr]) -> bool {
-    matches!(pool.prim(e), PrimExprData::Load { buffer, indices, .. } if *buffer == buf && indices == idx)
 }
 
 /// The spatial producer nest at `s` of buffer `x`: its iteration variables and value.

@@ -40,14 +40,13 @@ use std::collections::HashMap;
 
 use relax_ir::tir::BufferData;
 use relax_ir::{
-    BinOp, Buffer, DataType, ForKind, IterKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar,
-    TypeCode,
+    BinOp, Buffer, DataType, ForKind, Pool, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar, TypeCode,
 };
 
 use super::dequant_matmul::hoist::hoist;
-use super::inline::{loads_of, mentions, replace_loads, single_store};
+use super::inline::{loads_of, mentions, replace_loads};
 use super::matmul::{Epilogue, epilogue};
-use super::nest::{Loop, Nest, block, scope_block, wrap};
+use super::nest::{Loop, Nest, scope_block, sum_nest, wrap};
 
 /// The most rows (a constant count) the schedule takes.
 pub const MAX_ROWS: i64 = 16;
@@ -69,43 +68,9 @@ struct Reduction {
 /// The reduction nest at `s`: identity bindings, spatial variables then one reduction
 /// variable, one store of `out` at the spatial variables.
 fn reduction(f: &PrimFunc, s: Stmt) -> Option<Reduction> {
-    let nest = Nest::read(f, s)?;
-    let map = nest.identity_bindings(f)?;
-    let nl = nest.loops.len();
-    if nl < 2 || map != (0..nl).collect::<Vec<_>>() {
-        return None;
-    }
-    let b = block(f, nest.block);
-    let kinds: Vec<IterKind> = b.iter_vars.iter().map(|iv| iv.kind).collect();
-    if kinds[..nl - 1].iter().any(|&k| k != IterKind::Spatial) || kinds[nl - 1] != IterKind::Reduce {
-        return None;
-    }
-    if b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
-        return None;
-    }
-    let (out, idx, update) = single_store(f, b.body)?;
-    let (out0, idx0, init) = single_store(f, b.init?)?;
-    let spatial: Vec<SymVar> = b.iter_vars[..nl - 1].iter().map(|iv| iv.var).collect();
-    let plain = |ix: &[PrimExpr]| {
-        ix.len() == spatial.len() && ix.iter().zip(&spatial).all(|(&e, &v)| f.pool.as_var(e) == Some(v))
-    };
-    if out0 != out || !plain(&idx) || !plain(&idx0) || f.buffer(out).dtype.lanes != 1 {
-        return None;
-    }
-    let is_acc = |e: PrimExpr| matches!(f.pool.prim(e), PrimExprData::Load { buffer, indices, .. } if *buffer == out && *indices == idx);
-    let term = match f.pool.prim(update) {
-        PrimExprData::Bin(BinOp::Add, a, t) if is_acc(*a) => *t,
-        PrimExprData::Bin(BinOp::Add, t, a) if is_acc(*a) => *t,
-        _ => return None,
-    };
-    let mut own = Vec::new();
-    loads_of(&f.pool, term, out, &mut own);
-    loads_of(&f.pool, init, out, &mut own);
-    if !own.is_empty() {
-        return None;
-    }
-    let k = b.iter_vars[nl - 1].var;
-    Some(Reduction { nest, out, spatial, k, init, term, name: b.name.clone() })
+    let r = sum_nest(f, s)?;
+    let name = r.block.name.clone();
+    Some(Reduction { nest: r.nest, out: r.out, spatial: r.spatial, k: r.k, init: r.init, term: r.term, name })
 }
 
 /// The pieces of one recognized matmul.

@@ -11,7 +11,9 @@ use std::collections::HashMap;
 
 use relax_ir::arith::substitute;
 use relax_ir::tir::{BlockNode, IterVar};
-use relax_ir::{Attrs, BinOp, ForKind, IterKind, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
+use relax_ir::{Attrs, BinOp, Buffer, ForKind, IterKind, PrimExpr, PrimExprData, PrimFunc, Stmt, StmtData, SymVar};
+
+use super::inline::{loads_of, single_store};
 
 /// One loop of a nest: `for var in range(extent)` of some kind.
 #[derive(Clone, Debug)]
@@ -318,4 +320,66 @@ pub fn scope_block(f: &mut PrimFunc, name: String, allocs: Vec<relax_ir::Buffer>
         init: None,
         body,
     })))
+}
+
+/// A sum over the last loop of a nest: spatial loops, then one reduce loop, identity
+/// bindings, no predicate, allocations or match buffers, and the block
+/// `out[spatial] = out[spatial] + term` with `T.init` `out[spatial] = init`, neither
+/// `term` nor `init` reading `out` (the float and the quantized matmuls' shape).
+pub struct SumNest<'f> {
+    /// The loops.
+    pub nest: Nest,
+    /// The block.
+    pub block: &'f BlockNode,
+    /// The accumulated buffer.
+    pub out: Buffer,
+    /// The spatial iteration variables, in order.
+    pub spatial: Vec<SymVar>,
+    /// The reduction's iteration variable.
+    pub k: SymVar,
+    /// The initial value.
+    pub init: PrimExpr,
+    /// The summed term.
+    pub term: PrimExpr,
+}
+
+/// The [`SumNest`] at `s`, if it is one.
+pub fn sum_nest(f: &PrimFunc, s: Stmt) -> Option<SumNest<'_>> {
+    let nest = Nest::read(f, s)?;
+    let map = nest.identity_bindings(f)?;
+    let nl = nest.loops.len();
+    if nl < 2 || map != (0..nl).collect::<Vec<_>>() {
+        return None;
+    }
+    let b = block(f, nest.block);
+    let kinds: Vec<IterKind> = b.iter_vars.iter().map(|iv| iv.kind).collect();
+    if kinds[..nl - 1].iter().any(|&k| k != IterKind::Spatial) || kinds[nl - 1] != IterKind::Reduce {
+        return None;
+    }
+    if b.predicate.is_some() || !b.alloc_buffers.is_empty() || !b.match_buffers.is_empty() {
+        return None;
+    }
+    let (out, idx, update) = single_store(f, b.body)?;
+    let (out0, idx0, init) = single_store(f, b.init?)?;
+    let spatial: Vec<SymVar> = b.iter_vars[..nl - 1].iter().map(|iv| iv.var).collect();
+    let plain = |ix: &[PrimExpr]| {
+        ix.len() == spatial.len() && ix.iter().zip(&spatial).all(|(&e, &v)| f.pool.as_var(e) == Some(v))
+    };
+    if out0 != out || !plain(&idx) || !plain(&idx0) || f.buffer(out).dtype.lanes != 1 {
+        return None;
+    }
+    let is_acc = |e: PrimExpr| matches!(f.pool.prim(e), PrimExprData::Load { buffer, indices, .. } if *buffer == out && *indices == idx);
+    let term = match f.pool.prim(update) {
+        PrimExprData::Bin(BinOp::Add, a, t) if is_acc(*a) => *t,
+        PrimExprData::Bin(BinOp::Add, t, a) if is_acc(*a) => *t,
+        _ => return None,
+    };
+    let mut own = Vec::new();
+    loads_of(&f.pool, term, out, &mut own);
+    loads_of(&f.pool, init, out, &mut own);
+    if !own.is_empty() {
+        return None;
+    }
+    let k = b.iter_vars[nl - 1].var;
+    Some(SumNest { nest, block: b, out, spatial, k, init, term })
 }
