@@ -23,6 +23,7 @@ mod runner;
 pub mod source;
 mod translate;
 pub mod unlowered;
+pub mod verify_semantics;
 pub mod weights;
 
 use std::ffi::OsString;

@@ -63,6 +63,13 @@ struct OptCli {
     /// Re-parse the printed output and check that it prints the same.
     #[arg(long = "verify-roundtrip")]
     verify_roundtrip: bool,
+    /// Run every pass's input and output in the interpreter on seeded inputs and stop at
+    /// the first pass that changes a result (docs/passes.md).
+    #[arg(long = "verify-semantics")]
+    verify_semantics: bool,
+    /// The seed of `--verify-semantics`' inputs.
+    #[arg(long = "seed", value_name = "S", default_value_t = 1, requires = "verify_semantics")]
+    seed: u64,
     /// Print optimization remarks of the named pass (`all` for every pass).
     #[arg(long = "remarks", value_name = "PASS")]
     remarks: Vec<String>,
@@ -295,12 +302,16 @@ impl Run<'_> {
             out: String::new(),
         };
         let mut timing = relax_pass::instrument::Timing::default();
+        let mut semantics = crate::verify_semantics::VerifySemantics::new(self.cli.seed);
         let mut pm = PassManager::new(self.registry, self.pipeline).expect("validated before");
         pm.verify_each = self.cli.verify_each;
         pm.set_verifier(Box::new(verify_scope_diagnostics));
         pm.add_instrumentation(&mut printer);
         if self.cli.timing {
             pm.add_instrumentation(&mut timing);
+        }
+        if self.cli.verify_semantics {
+            pm.add_instrumentation(&mut semantics);
         }
         let mut cx = PassContext { remarks_enabled: self.cli.remarks.clone(), ..Default::default() };
         let result = pm.run(&mut module, &mut cx);
@@ -310,6 +321,16 @@ impl Run<'_> {
             let _ = stderr.write_all(timing.report().as_bytes());
         }
         let mut diags = cx.remarks;
+        if let Some(msg) = semantics.failure.take() {
+            return fail(vec![Diagnostic::error(Span::NONE, msg)]);
+        }
+        if self.cli.verify_semantics {
+            let _ = writeln!(
+                stderr,
+                "relax-opt: verify-semantics: every pass kept the results ({} function runs compared)",
+                semantics.compared
+            );
+        }
         if let Err(e) = result {
             let (pass, mut d, what) = match e {
                 PipelineError::PassFailed { pass, diagnostics } => (pass, diagnostics, "failed"),
