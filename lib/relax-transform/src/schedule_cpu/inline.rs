@@ -44,22 +44,7 @@ pub fn replace_loads(
             }
             let mut it = new.into_iter();
             let mut next = || it.next().expect("an operand");
-            let rebuilt = match data {
-                PrimExprData::Load { dtype, buffer, indices } => {
-                    PrimExprData::Load { dtype, buffer, indices: indices.iter().map(|_| next()).collect() }
-                }
-                PrimExprData::Bin(op, ..) => PrimExprData::Bin(op, next(), next()),
-                PrimExprData::Not(_) => PrimExprData::Not(next()),
-                PrimExprData::Cast(t, _) => PrimExprData::Cast(t, next()),
-                PrimExprData::Select(..) => PrimExprData::Select(next(), next(), next()),
-                PrimExprData::Call { dtype, op, args } => {
-                    PrimExprData::Call { dtype, op, args: args.iter().map(|_| next()).collect() }
-                }
-                PrimExprData::Let { var, .. } => PrimExprData::Let { var, value: next(), body: next() },
-                PrimExprData::Ramp { lanes, .. } => PrimExprData::Ramp { base: next(), stride: next(), lanes },
-                PrimExprData::Broadcast { lanes, .. } => PrimExprData::Broadcast { value: next(), lanes },
-                other => other,
-            };
+            let rebuilt = data.map_operands(|_| next());
             pool.raw(rebuilt)
         }
     }

@@ -196,20 +196,9 @@ pub fn with_operands(pool: &mut Pool, e: PrimExpr, new: Vec<PrimExpr>) -> PrimEx
     let mut it = new.into_iter();
     let mut next = || it.next().expect("an operand");
     let rebuilt = match data {
-        PrimExprData::Load { dtype, buffer, indices } => {
-            PrimExprData::Load { dtype, buffer, indices: indices.iter().map(|_| next()).collect() }
-        }
         PrimExprData::Bin(op, ..) => return bin(pool, op, next(), next()),
-        PrimExprData::Not(_) => PrimExprData::Not(next()),
         PrimExprData::Cast(t, _) => return pool.cast(t, next()),
-        PrimExprData::Select(..) => PrimExprData::Select(next(), next(), next()),
-        PrimExprData::Call { dtype, op, args } => {
-            PrimExprData::Call { dtype, op, args: args.iter().map(|_| next()).collect() }
-        }
-        PrimExprData::Let { var, .. } => PrimExprData::Let { var, value: next(), body: next() },
-        PrimExprData::Ramp { lanes, .. } => PrimExprData::Ramp { base: next(), stride: next(), lanes },
-        PrimExprData::Broadcast { lanes, .. } => PrimExprData::Broadcast { value: next(), lanes },
-        other => other,
+        other => other.map_operands(|_| next()),
     };
     pool.raw(rebuilt)
 }
